@@ -1,0 +1,65 @@
+#!/usr/bin/env bash
+# config/setup.sh - installs or checks what petsc-ellr needs, then says what it found.
+#
+# On Debian/Ubuntu as root it installs the missing packages (PETSc, Open MPI, Python's scipy for the
+# Matrix Market converter, valgrind for `make check`); otherwise it prints the exact command to run.
+# PETSC_DIR (and PETSC_ARCH) pick another PETSc, e.g. a CUDA-enabled one (config/build-petsc-cuda.sh).
+set -euo pipefail
+
+PETSC_DIR=${PETSC_DIR:-/usr/lib/petsc}
+PETSC_ARCH=${PETSC_ARCH:-}
+debian_pkgs=(make gcc petsc-dev libopenmpi-dev openmpi-bin python3-numpy python3-scipy valgrind zlib1g-dev)
+[ "$PETSC_DIR" = /usr/lib/petsc ] || debian_pkgs=(make gcc python3-numpy python3-scipy valgrind zlib1g-dev)
+
+missing=()
+if command -v dpkg-query >/dev/null 2>&1; then
+  for p in "${debian_pkgs[@]}"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+  done
+fi
+if [ ${#missing[@]} -gt 0 ]; then
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+    echo "petsc-ellr setup: installing ${missing[*]}"
+    export DEBIAN_FRONTEND=noninteractive
+    apt-get update -qq
+    apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+  else
+    echo "petsc-ellr setup: missing packages: ${missing[*]}" >&2
+    echo "  install them with:  sudo apt-get install ${missing[*]}" >&2
+    echo "  (or point PETSC_DIR at an existing PETSc installation)" >&2
+    exit 1
+  fi
+fi
+
+conf=""
+for c in "$PETSC_DIR/$PETSC_ARCH/include/petscconf.h" "$PETSC_DIR/include/petscconf.h"; do
+  [ -f "$c" ] && { conf=$c; break; }
+done
+if [ -z "$conf" ] || [ ! -f "$PETSC_DIR/lib/petsc/conf/variables" ]; then
+  echo "petsc-ellr setup: no PETSc found at PETSC_DIR=$PETSC_DIR (PETSC_ARCH=$PETSC_ARCH)." >&2
+  echo "  Install Debian's (apt-get install petsc-dev) or set PETSC_DIR to a PETSc installation." >&2
+  exit 1
+fi
+incdir=$(dirname "$conf")
+ver=$(awk '/define PETSC_VERSION_(MAJOR|MINOR|SUBMINOR) /{v[$2]=$3} END{print v["PETSC_VERSION_MAJOR"]"."v["PETSC_VERSION_MINOR"]"."v["PETSC_VERSION_SUBMINOR"]}' "$incdir/petscversion.h" "$PETSC_DIR/include/petscversion.h" 2>/dev/null)
+if grep -q "define PETSC_USE_COMPLEX 1" "$conf"; then
+  echo "petsc-ellr setup: PETSc $ver at $PETSC_DIR has complex scalars; petsc-ellr needs real double scalars." >&2
+  echo "  Use a PETSc configured with --with-scalar-type=real --with-precision=double (Debian: petsc-dev, not petsc-complex-dev)." >&2
+  exit 1
+fi
+if ! grep -q "define PETSC_USE_REAL_DOUBLE 1" "$conf"; then
+  echo "petsc-ellr setup: PETSc $ver at $PETSC_DIR does not use double precision; petsc-ellr needs --with-precision=double." >&2
+  exit 1
+fi
+minor=$(echo "$ver" | cut -d. -f2)
+if [ "${ver%%.*}" != 3 ] || [ "$minor" -lt 18 ]; then
+  echo "petsc-ellr setup: PETSc $ver is older than 3.18, the oldest version petsc-ellr supports." >&2
+  exit 1
+fi
+petsc_cuda=no; grep -q "define PETSC_HAVE_CUDA 1" "$conf" && petsc_cuda=yes
+nvcc=$(command -v nvcc || { [ -x /usr/local/cuda/bin/nvcc ] && echo /usr/local/cuda/bin/nvcc; } || echo "")
+gpu=none
+if command -v nvidia-smi >/dev/null 2>&1; then gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -n1 || echo none); fi
+idx=32; grep -q "define PETSC_USE_64BIT_INDICES 1" "$conf" && idx=64
+echo "petsc-ellr setup: PETSc $ver at $PETSC_DIR${PETSC_ARCH:+ ($PETSC_ARCH)}, real double, ${idx}-bit indices, PETSc CUDA: $petsc_cuda"
+echo "petsc-ellr setup: nvcc: ${nvcc:-not found (CPU backend only)}; GPU: ${gpu:-none}"

@@ -1,0 +1,71 @@
+/*
+  petscellr.h - public interface of petsc-ellr, GPU ELLPACK-R matrix types for PETSc.
+
+  Unmodified programs need none of this: load the library with
+      -dll_append /path/to/libpetscellr.so -mat_type ellrt      (or pellr)
+  Programs that link libpetscellr.so directly call PetscELLRInitializePackage() once
+  after PetscInitialize().
+*/
+#ifndef PETSCELLR_H
+#define PETSCELLR_H
+
+#include <petscmat.h>
+
+/*MC
+   MATELLR - MATELLR = "ellrt" - A matrix type whose products run on ELLPACK-R storage with T
+   threads per row (ELLR-T), on the GPU when one is present (CUDA), else on the CPU.
+
+   This matrix type is identical to `MATSEQAIJELLRT` on one process and `MATMPIAIJELLRT` otherwise.
+   Assembly, factorizations and every PC work through the AIJ base class; only the products
+   (MatMult, MatMultAdd, MatMultTranspose, MatMultTransposeAdd) use the ELLPACK-R storage.
+
+   Options Database Keys:
++  -mat_type ellrt                      - sets the matrix type
+.  -mat_ellr_threads_per_row <0>        - T in {1,2,4,8,16,32}; 0 = tuned on the GPU, from nnz/row on the CPU
+.  -mat_ellr_block_size <0>             - GPU threads per block (multiple of 32, at most 1024); 0 = tuned
+.  -mat_ellr_slice_height <0>           - rows per slice; 0 = one slice of all rows (plain ELLPACK-R)
+.  -mat_ellr_sort <false>               - store rows sorted by decreasing length (PELLR)
+.  -mat_ellr_sort_window <0>            - sort only inside windows of this many rows; 0 = all rows
+.  -mat_ellr_max_fill <8>               - refuse storage of more than this many entries per nonzero
+-  -mat_ellr_backend <auto,cuda,cpu>    - where products run; auto = CUDA when a GPU is present
+
+   Level: beginner
+
+.seealso: `MATPELLR`, `MATAIJ`, `MATSELL`, `PetscELLRInitializePackage()`
+M*/
+#define MATELLR        "ellrt"
+#define MATSEQAIJELLRT "seqaijellrt"
+#define MATMPIAIJELLRT "mpiaijellrt"
+
+/*MC
+   MATPELLR - MATPELLR = "pellr" - ELLPACK-R with rows permuted by decreasing length and cut into
+   slices of 32 rows (as pJDS does), so that storage stays near CSR on irregular matrices.
+
+   This matrix type is identical to `MATSEQAIJPELLR` on one process and `MATMPIAIJPELLR` otherwise.
+   It takes the options of `MATELLR`; its defaults are -mat_ellr_sort true -mat_ellr_slice_height 32,
+   and -mat_ellr_slice_height 0 gives the PELLR paper's full-width layout.
+
+   Level: beginner
+
+.seealso: `MATELLR`, `MATAIJ`, `PetscELLRInitializePackage()`
+M*/
+#define MATPELLR        "pellr"
+#define MATSEQAIJPELLR  "seqaijpellr"
+#define MATMPIAIJPELLR  "mpiaijpellr"
+
+/* Where products run. */
+typedef enum {
+  MAT_ELLR_BACKEND_AUTO,
+  MAT_ELLR_BACKEND_CUDA,
+  MAT_ELLR_BACKEND_CPU
+} MatELLRBackend;
+PETSC_EXTERN const char *const MatELLRBackends[];
+
+/* Log events: one per product (so -log_view shows the plugin's kernels ran), and setup. */
+PETSC_EXTERN PetscLogEvent MAT_ELLRMult, MAT_ELLRBuild, MAT_ELLRTune, MAT_ELLRCopyToGPU;
+
+PETSC_EXTERN PetscErrorCode PetscELLRInitializePackage(void);
+PETSC_EXTERN PetscErrorCode MatELLRGetProductCount(Mat, PetscInt *);
+PETSC_EXTERN PetscErrorCode MatELLRGetBackend(Mat, MatELLRBackend *);
+
+#endif

@@ -1,0 +1,116 @@
+# petsc-ellr: GPU ELLPACK-R matrix types for PETSc.
+#
+#   make run      set up (installs what is missing) and run the main job: 3D Poisson with -mat_type ellrt
+#   make check    set up and run the test suite; last line "N passed, N failed"
+#   make          build build/lib/libpetscellr.so, the tutorials and the tests against PETSC_DIR
+#   make spmv     the stand-alone GPU benchmark (needs nvcc and cuSPARSE; runs only where a GPU is)
+#
+# PETSC_DIR (and PETSC_ARCH for in-tree builds) select the PETSc; the default is Debian's.
+# nvcc is used when found (CUDA backend compiled in); WITH_CUDA=0 leaves it out.
+
+PETSC_DIR ?= /usr/lib/petsc
+PETSC_ARCH ?=
+export PETSC_DIR PETSC_ARCH
+
+PETSC_VARIABLES := $(wildcard $(PETSC_DIR)/lib/petsc/conf/variables)
+ifneq ($(PETSC_VARIABLES),)
+include $(PETSC_VARIABLES)
+endif
+
+BUILD      ?= build
+NVCC       ?= $(shell command -v nvcc 2>/dev/null || { test -x /usr/local/cuda/bin/nvcc && echo /usr/local/cuda/bin/nvcc; })
+WITH_CUDA  ?= $(if $(NVCC),1,0)
+CUDA_DIR   ?= $(patsubst %/bin/nvcc,%,$(NVCC))
+CUDA_ARCH  ?= 90
+PETSCCONF  := $(firstword $(wildcard $(PETSC_DIR)/$(PETSC_ARCH)/include/petscconf.h $(PETSC_DIR)/include/petscconf.h))
+PETSC_HAS_CUDA := $(if $(PETSCCONF),$(shell grep -c 'define PETSC_HAVE_CUDA 1' $(PETSCCONF)),0)
+
+ENGINE_DIR := src/mat/impls/ellr/engine
+ENGINE_C   := $(wildcard $(ENGINE_DIR)/*.c)
+BINDING_C  := $(wildcard src/mat/impls/ellr/*.c src/mat/impls/ellr/seq/*.c src/mat/impls/ellr/mpi/*.c)
+ENGINE_CU  := $(if $(filter 1,$(WITH_CUDA)),$(wildcard $(ENGINE_DIR)/*.cu))
+TUTORIALS  := $(patsubst tutorials/%.c,$(BUILD)/tutorials/%,$(wildcard tutorials/*.c))
+TESTS      := $(patsubst tests/%.c,$(BUILD)/tests/%,$(wildcard tests/*.c))
+ENGINE_TESTS := $(patsubst tests/engine/%.c,$(BUILD)/tests/engine/%,$(wildcard tests/engine/*.c))
+LIB        := $(BUILD)/lib/libpetscellr.so
+
+OBJS := $(patsubst %.c,$(BUILD)/obj/%.o,$(ENGINE_C) $(BINDING_C)) $(patsubst %.cu,$(BUILD)/obj/%.o,$(ENGINE_CU))
+
+ELLR_INCLUDES := -Iinclude -I$(ENGINE_DIR)
+ELLR_CPPFLAGS := $(ELLR_INCLUDES) $(if $(ENGINE_CU),-DPETSCELLR_HAVE_CUDA -I$(CUDA_DIR)/include)
+# With a CUDA-enabled PETSc share its (shared) CUDA runtime; otherwise link the runtime statically, so
+# libpetscellr.so loads on machines without CUDA and simply reports no GPU.
+CUDA_LIBS := $(if $(ENGINE_CU),-L$(CUDA_DIR)/lib64 $(if $(filter 0,$(PETSC_HAS_CUDA)),-lcudart_static -lrt -lpthread -ldl,-lcudart) -lstdc++)
+NVCCFLAGS ?= -O3 -std=c++17 -gencode=arch=compute_$(CUDA_ARCH),code=sm_$(CUDA_ARCH) -gencode=arch=compute_$(CUDA_ARCH),code=compute_$(CUDA_ARCH) -Xcompiler -fPIC -lineinfo
+RPATH := -Wl,-rpath,$(abspath $(BUILD)/lib)
+
+.PHONY: all lib tutorials tests run check check-run run-main spmv clean info setup
+all: lib tutorials tests
+
+setup:
+	@config/setup.sh
+
+run: setup
+	@$(MAKE) --no-print-directory run-main
+
+check: setup
+	@$(MAKE) --no-print-directory check-run
+
+run-main: all
+	$(MPIEXEC_RUN) $(BUILD)/tutorials/ex1 -mat_type ellrt -n 40 -ksp_type cg -pc_type jacobi -mat_view ::ascii_info
+
+check-run: all
+	@tests/run.sh
+
+MPIEXEC_RUN ?=
+
+lib: $(LIB)
+tutorials: $(TUTORIALS)
+tests: $(TESTS) $(ENGINE_TESTS)
+
+$(LIB): $(OBJS)
+	@mkdir -p $(dir $@)
+	$(PCC_LINKER) -shared -o $@ $(OBJS) $(PETSC_LIB) $(CUDA_LIBS)
+
+$(BUILD)/obj/$(ENGINE_DIR)/%.o: $(ENGINE_DIR)/%.c $(wildcard $(ENGINE_DIR)/*.h)
+	@mkdir -p $(dir $@)
+	$(PCC) -std=gnu11 -O2 -fPIC -Wall -Wextra -c $< -o $@
+
+$(BUILD)/obj/%.o: %.c $(wildcard include/*.h src/mat/impls/ellr/*.h $(ENGINE_DIR)/*.h)
+	@mkdir -p $(dir $@)
+	$(PCC) $(PCC_FLAGS) -Wall $(CCPPFLAGS) $(ELLR_CPPFLAGS) -c $< -o $@
+
+$(BUILD)/obj/%.o: %.cu $(wildcard $(ENGINE_DIR)/*.h $(ENGINE_DIR)/*.cuh)
+	@mkdir -p $(dir $@)
+	$(NVCC) $(NVCCFLAGS) -I$(ENGINE_DIR) -c $< -o $@
+
+$(BUILD)/tutorials/%: tutorials/%.c $(LIB)
+	@mkdir -p $(dir $@)
+	$(PCC) $(PCC_FLAGS) $(CCPPFLAGS) -Iinclude $< -o $@ -L$(BUILD)/lib -lpetscellr $(RPATH) $(PETSC_LIB)
+
+$(BUILD)/tests/%: tests/%.c $(LIB)
+	@mkdir -p $(dir $@)
+	$(PCC) $(PCC_FLAGS) $(CCPPFLAGS) -Iinclude $< -o $@ -L$(BUILD)/lib -lpetscellr $(RPATH) $(PETSC_LIB)
+
+# PETSc-free engine tests: engine sources only, no PETSc, no MPI.
+ENGINE_TEST_SRC := $(wildcard tests/engine/common/*.c)
+$(BUILD)/tests/engine/%: tests/engine/%.c $(ENGINE_C) $(ENGINE_TEST_SRC) $(wildcard $(ENGINE_DIR)/*.h tests/engine/common/*.h)
+	@mkdir -p $(dir $@)
+	cc -std=gnu11 -O2 -g -Wall -Wextra -I$(ENGINE_DIR) -Itests/engine/common $< $(ENGINE_C) $(ENGINE_TEST_SRC) -o $@ -lm
+
+# GPU programs (built here, run on the GPU machine): the engine's GPU test and the spmv benchmark.
+GPU_PROGS := $(BUILD)/tests/engine/test_engine_cuda $(BUILD)/tests/spmv/spmv
+spmv: $(GPU_PROGS)
+$(BUILD)/tests/engine/test_engine_cuda: tests/engine/test_engine_cuda.cu $(ENGINE_C) $(wildcard $(ENGINE_DIR)/*.cu) $(ENGINE_TEST_SRC)
+	@mkdir -p $(dir $@)
+	$(NVCC) $(NVCCFLAGS) -I$(ENGINE_DIR) -Itests/engine/common $< $(ENGINE_C) $(wildcard $(ENGINE_DIR)/*.cu) $(ENGINE_TEST_SRC) -o $@
+$(BUILD)/tests/spmv/spmv: $(wildcard tests/spmv/*.cu tests/spmv/*.c tests/spmv/*.h) $(ENGINE_C) $(wildcard $(ENGINE_DIR)/*.cu) $(ENGINE_TEST_SRC)
+	@mkdir -p $(dir $@)
+	$(NVCC) $(NVCCFLAGS) -I$(ENGINE_DIR) -Itests/engine/common $(wildcard tests/spmv/*.cu tests/spmv/*.c) $(ENGINE_C) $(wildcard $(ENGINE_DIR)/*.cu) $(ENGINE_TEST_SRC) -o $@ -lcusparse -lz
+
+info:
+	@echo "PETSC_DIR=$(PETSC_DIR) PETSC_ARCH=$(PETSC_ARCH) petscconf=$(PETSCCONF) PETSc has CUDA=$(PETSC_HAS_CUDA)"
+	@echo "nvcc=$(NVCC) WITH_CUDA=$(WITH_CUDA) CUDA_ARCH=$(CUDA_ARCH) engine .cu: $(ENGINE_CU)"
+
+clean:
+	rm -rf $(BUILD)

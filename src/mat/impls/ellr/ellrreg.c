@@ -1,0 +1,115 @@
+/* ellrreg.c - registration of the petsc-ellr types with PETSc, log events, public queries. */
+#include "ellrimpl.h"
+
+PetscLogEvent     MAT_ELLRMult, MAT_ELLRBuild, MAT_ELLRTune, MAT_ELLRCopyToGPU;
+const char *const MatELLRBackends[] = {"auto", "cuda", "cpu", "MatELLRBackend", "MAT_ELLR_BACKEND_", NULL};
+
+static PetscBool PetscELLRPackageInitialized = PETSC_FALSE;
+
+static PetscErrorCode PetscELLRFinalizePackage(void)
+{
+  PetscFunctionBegin;
+  PetscELLRPackageInitialized = PETSC_FALSE;
+  PetscFunctionReturn(0);
+}
+
+/*@C
+  PetscELLRInitializePackage - Registers the matrix types `MATELLR` ("ellrt") and `MATPELLR` ("pellr")
+  with their sequential and parallel variants, and the log events of petsc-ellr.
+
+  Not Collective
+
+  Notes:
+  Programs that load the library with -dll_append (or PETSC_OPTIONS) need not call this: PETSc calls
+  `PetscDLLibraryRegister_petscellr()` when it opens the library. Programs linked with -lpetscellr call it
+  once after `PetscInitialize()`. Calling it again does nothing.
+
+  Level: beginner
+
+.seealso: `MATELLR`, `MATPELLR`, `MatSetType()`
+@*/
+PetscErrorCode PetscELLRInitializePackage(void)
+{
+  PetscFunctionBegin;
+  if (PetscELLRPackageInitialized) PetscFunctionReturn(0);
+  PetscELLRPackageInitialized = PETSC_TRUE;
+#if defined(PETSC_USE_COMPLEX) || !defined(PETSC_USE_REAL_DOUBLE)
+  SETERRQ(PETSC_COMM_SELF, PETSC_ERR_SUP, "petsc-ellr needs a PETSc configured with real double-precision scalars (--with-scalar-type=real --with-precision=double); this PETSc has another scalar type: point PETSC_DIR at a real double build");
+#else
+  PetscCall(MatInitializePackage());
+  PetscCall(PetscLogEventRegister("ELLRMult", MAT_CLASSID, &MAT_ELLRMult));
+  PetscCall(PetscLogEventRegister("ELLRBuild", MAT_CLASSID, &MAT_ELLRBuild));
+  PetscCall(PetscLogEventRegister("ELLRTune", MAT_CLASSID, &MAT_ELLRTune));
+  PetscCall(PetscLogEventRegister("ELLRCopyToGPU", MAT_CLASSID, &MAT_ELLRCopyToGPU));
+  PetscCall(MatRegister(MATSEQAIJELLRT, MatCreate_SeqAIJELLRT));
+  PetscCall(MatRegister(MATMPIAIJELLRT, MatCreate_MPIAIJELLRT));
+  PetscCall(MatRegister(MATSEQAIJPELLR, MatCreate_SeqAIJPELLR));
+  PetscCall(MatRegister(MATMPIAIJPELLR, MatCreate_MPIAIJPELLR));
+  PetscCall(MatRegisterRootName(MATELLR, MATSEQAIJELLRT, MATMPIAIJELLRT));
+  PetscCall(MatRegisterRootName(MATPELLR, MATSEQAIJPELLR, MATMPIAIJPELLR));
+  PetscCall(PetscRegisterFinalize(PetscELLRFinalizePackage));
+#endif
+  PetscFunctionReturn(0);
+}
+
+/* Called by PETSc when it opens libpetscellr.so (-dll_append): the name must be the file name
+   without "lib" and ".so", or PETSc silently skips it. */
+PETSC_EXTERN PetscErrorCode PetscDLLibraryRegister_petscellr(void)
+{
+  PetscFunctionBegin;
+  PetscCall(PetscELLRInitializePackage());
+  PetscFunctionReturn(0);
+}
+
+/*@
+  MatELLRGetProductCount - Number of products (MatMult, MatMultAdd, MatMultTranspose, MatMultTransposeAdd)
+  that ran on the ELLPACK-R storage of this matrix (for a parallel matrix: of this process's diagonal block).
+
+  Not Collective
+
+  Input Parameter:
+. A - a `MATELLR` or `MATPELLR` matrix
+
+  Output Parameter:
+. count - the number of products
+
+  Notes:
+  Tests use it to prove that the plugin's kernels ran rather than a base-class (AIJ) product.
+
+  Level: developer
+
+.seealso: `MATELLR`, `MATPELLR`
+@*/
+PetscErrorCode MatELLRGetProductCount(Mat A, PetscInt *count)
+{
+  PetscFunctionBegin;
+  PetscValidHeaderSpecific(A, MAT_CLASSID, 1);
+  PetscAssertPointer(count, 2);
+  PetscUseMethod(A, "MatELLRGetProductCount_C", (Mat, PetscInt *), (A, count));
+  PetscFunctionReturn(0);
+}
+
+/*@
+  MatELLRGetBackend - Where the products of this matrix run: `MAT_ELLR_BACKEND_CUDA` or `MAT_ELLR_BACKEND_CPU`
+  (`MAT_ELLR_BACKEND_AUTO` until the storage is first built, at assembly).
+
+  Not Collective
+
+  Input Parameter:
+. A - a `MATELLR` or `MATPELLR` matrix
+
+  Output Parameter:
+. backend - the backend
+
+  Level: intermediate
+
+.seealso: `MATELLR`, `MATPELLR`
+@*/
+PetscErrorCode MatELLRGetBackend(Mat A, MatELLRBackend *backend)
+{
+  PetscFunctionBegin;
+  PetscValidHeaderSpecific(A, MAT_CLASSID, 1);
+  PetscAssertPointer(backend, 2);
+  PetscUseMethod(A, "MatELLRGetBackend_C", (Mat, MatELLRBackend *), (A, backend));
+  PetscFunctionReturn(0);
+}

@@ -1,0 +1,144 @@
+/*
+  ellr.h - the PETSc-free storage engine of petsc-ellr.
+
+  One format covers ELLPACK-R (ELLR-T), PELLR and pJDS: a sliced, T-interleaved,
+  optionally row-permuted ELLPACK-R.  Its parameters:
+
+    C  slice height (rows per slice).  C = all rows is plain ELLPACK-R (seed 000);
+       C = 32 with sorted rows is pJDS-like slicing (seed 002), which keeps the
+       storage near CSR on irregular matrices.
+    T  threads per row: the entries of a row are dealt to T threads round-robin.
+    order  identity, or rows sorted by decreasing length (PELLR, seed 001),
+       optionally only inside windows of W rows.
+
+  Entry k of stored row i (slice s = i / C) sits at
+
+      slice_start[s] + (k / T) * C * T + (i % C) * T + k % T
+
+  so the 32 threads of a warp (32/T rows, T threads each) read 32 consecutive words.
+  A slice is as wide as its longest row rounded up to T; ELLPACK-R's per-row length
+  array (rowlen) lets every row stop at its own end.
+
+  The build is split in two so that a pattern is planned once and values can be
+  refilled in O(nnz) with no allocation:
+    plan (O(n)):   row order, per-slice widths, offsets, statistics, fill check;
+    fill (O(nnz)): column indices and values scattered into the layout.
+  The CUDA backend (ellr_cuda.h) uses the same plan and does the fill on the GPU.
+
+  Index types: 32-bit rows, columns and CSR offsets (nnz < 2^31 per matrix block);
+  64-bit offsets inside the padded storage.  Values are double.
+*/
+#ifndef ELLR_ENGINE_H
+#define ELLR_ENGINE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum {
+  ELLR_OK = 0,
+  ELLR_ERR_ARG,  /* an invalid parameter or input (see ellr_last_error()) */
+  ELLR_ERR_MEM,  /* host allocation failed */
+  ELLR_ERR_FILL, /* padding would exceed max_fill */
+  ELLR_ERR_SIZE, /* more entries than 32-bit/64-bit indices can address */
+  ELLR_ERR_CUDA  /* a CUDA call failed (CUDA backend only) */
+} ellr_status;
+
+/* Text of the last error raised in this thread, for the binding's error message. */
+const char *ellr_last_error(void);
+/* Records the text of an error (for backends); returns st. */
+ellr_status ellr_error(ellr_status st, const char *fmt, ...);
+
+#define ELLR_MAX_THREADS_PER_ROW 32
+
+typedef struct {
+  int    threads_per_row; /* T in {1,2,4,8,16,32}; 0 = automatic (tuned on the GPU, from nnz/row elsewhere) */
+  int    block_size;      /* GPU threads per block, a multiple of 32 up to 1024; 0 = tuned */
+  int    slice_height;    /* C >= 1; 0 = all rows in one slice (plain ELLPACK-R) */
+  int    sort_rows;       /* 0 = keep row order; 1 = sort rows by decreasing length */
+  int    sort_window;     /* with sort_rows: sort inside windows of this many rows; 0 = all */
+  double max_fill;        /* refuse storage above max_fill * nnz entries; <= 0: no limit */
+} ellr_params;
+
+/* The input: a CSR matrix with 32-bit indices (any column order inside a row). */
+typedef struct {
+  int32_t        nrows, ncols;
+  const int32_t *rowptr; /* [nrows + 1] */
+  const int32_t *colidx; /* [rowptr[nrows]] */
+  const double  *val;    /* [rowptr[nrows]] */
+} ellr_csr;
+
+/* What the pattern costs: computed by the plan, printed by -mat_view ::ascii_info. */
+typedef struct {
+  int64_t nnz;            /* entries of the CSR input */
+  int64_t nstored;        /* entries in the padded layout */
+  double  fill;           /* nstored / nnz (1 for an empty matrix) */
+  size_t  bytes;          /* values + column indices + rowlen + perm + slice offsets */
+  int32_t maxrowlen;      /* longest row */
+  double  meanrowlen;     /* nnz / nrows */
+  int64_t niter;          /* warp iterations of one product, this order (seed 001, Eq. 1) */
+  int64_t niter_unsorted; /* the same for the original row order */
+} ellr_stats;
+
+/* The O(n) part: row order and layout geometry. */
+typedef struct {
+  int32_t  nrows, ncols;
+  int32_t  T, C;       /* resolved threads per row and slice height (C >= 1) */
+  int32_t  nslices;    /* ceil(nrows / C) */
+  int64_t *slice_start; /* [nslices + 1], offsets in entries; slice_start[nslices] = nstored */
+  int32_t *rowlen;      /* [nslices * C], stored order; rows past nrows have length 0 */
+  int32_t *perm;        /* [nrows], stored row -> original row; NULL for identity */
+  ellr_stats stats;
+} ellr_plan;
+
+/* The padded storage on the host: a plan plus the O(nnz) arrays. */
+typedef struct {
+  ellr_plan plan;
+  int32_t  *col; /* [nstored]; padding holds column 0 */
+  double   *val; /* [nstored]; padding holds 0.0 */
+} ellr_matrix;
+
+/* Validates parameters; on error ellr_last_error() says which and why. */
+ellr_status ellr_params_check(const ellr_params *p);
+/* The threads per row chosen from the mean row length when none is asked for (seed 003):
+   each thread does at least ~16 products, never more than a warp per row. */
+int ellr_default_threads_per_row(double meanrowlen);
+
+/* Plans the layout of the pattern of a.  Allocates only O(nrows) memory; returns
+   ELLR_ERR_FILL, before any O(nnz) allocation, when the padding would exceed max_fill. */
+ellr_status ellr_plan_create(const ellr_csr *a, const ellr_params *p, ellr_plan *plan);
+void        ellr_plan_destroy(ellr_plan *plan);
+
+/* Position of entry k of stored row i in the layout. */
+static inline int64_t ellr_pos(const ellr_plan *pl, int32_t i, int32_t k)
+{
+  const int32_t s = i / pl->C;
+  return pl->slice_start[s] + (int64_t)(k / pl->T) * pl->C * pl->T + (int64_t)(i % pl->C) * pl->T + k % pl->T;
+}
+
+/* Scatters the column indices and values of a (same pattern as planned) into col/val. */
+void ellr_fill(const ellr_plan *pl, const ellr_csr *a, int32_t *col, double *val);
+/* Scatters values only: the pattern is unchanged since the last fill. */
+void ellr_fill_values(const ellr_plan *pl, const ellr_csr *a, double *val);
+
+/* Plan + allocate + fill on the host. */
+ellr_status ellr_matrix_create(const ellr_csr *a, const ellr_params *p, ellr_matrix *m);
+void        ellr_matrix_destroy(ellr_matrix *m);
+
+/* Host products on the padded storage.  z may be NULL (y = A x) or alias y.
+   y = A x (+ z)                                                               */
+void ellr_cpu_mult(const ellr_matrix *m, const double *x, const double *z, double *y);
+/* y = A^T x (+ z); y has ncols entries, x has nrows entries */
+void ellr_cpu_mult_transpose(const ellr_matrix *m, const double *x, const double *z, double *y);
+
+/* The number of warp iterations (seed 001, Eq. 1) that one product over this row order
+   takes when 32/T consecutive stored rows share a warp. */
+int64_t ellr_warp_iterations(const int32_t *rowlen, int32_t nrows, int32_t T);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,36 @@
+/* ellr_cpu.c - products on the padded storage, host side (the CPU backend). */
+#include "ellr.h"
+
+#include <string.h>
+
+void ellr_cpu_mult(const ellr_matrix *m, const double *x, const double *z, double *y)
+{
+  const ellr_plan *pl   = &m->plan;
+  const int64_t    step = (int64_t)pl->C * pl->T;
+  for (int32_t i = 0; i < pl->nrows; i++) {
+    const int32_t r    = pl->perm ? pl->perm[i] : i;
+    const int64_t base = ellr_pos(pl, i, 0);
+    double        sum  = 0.0;
+    for (int32_t k = 0; k < pl->rowlen[i]; k++) {
+      const int64_t p = base + (k / pl->T) * step + k % pl->T;
+      sum += m->val[p] * x[m->col[p]];
+    }
+    y[r] = z ? z[r] + sum : sum;
+  }
+}
+
+void ellr_cpu_mult_transpose(const ellr_matrix *m, const double *x, const double *z, double *y)
+{
+  const ellr_plan *pl   = &m->plan;
+  const int64_t    step = (int64_t)pl->C * pl->T;
+  if (!z) memset(y, 0, (size_t)pl->ncols * sizeof(double));
+  else if (z != y) memcpy(y, z, (size_t)pl->ncols * sizeof(double));
+  for (int32_t i = 0; i < pl->nrows; i++) {
+    const double  xr   = x[pl->perm ? pl->perm[i] : i];
+    const int64_t base = ellr_pos(pl, i, 0);
+    for (int32_t k = 0; k < pl->rowlen[i]; k++) {
+      const int64_t p = base + (k / pl->T) * step + k % pl->T;
+      y[m->col[p]] += m->val[p] * xr;
+    }
+  }
+}

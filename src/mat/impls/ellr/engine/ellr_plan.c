@@ -1,0 +1,170 @@
+/* ellr_plan.c - row order, slice geometry, statistics and the fill check (O(nrows)). */
+#include "ellr.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static _Thread_local char ellr_errbuf[512];
+
+const char *ellr_last_error(void) { return ellr_errbuf; }
+
+/* Records why the last call failed; the binding turns it into a PETSc error. */
+ellr_status ellr_error(ellr_status st, const char *fmt, ...)
+{
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(ellr_errbuf, sizeof(ellr_errbuf), fmt, ap);
+  va_end(ap);
+  return st;
+}
+
+ellr_status ellr_params_check(const ellr_params *p)
+{
+  const int T = p->threads_per_row, bs = p->block_size;
+  if (T < 0 || T > ELLR_MAX_THREADS_PER_ROW || (T & (T - 1))) return ellr_error(ELLR_ERR_ARG, "threads per row %d is not one of 1, 2, 4, 8, 16, 32 (or 0 for automatic)", T);
+  if (bs < 0 || bs > 1024 || bs % 32) return ellr_error(ELLR_ERR_ARG, "block size %d is not a multiple of 32 between 32 and 1024 (or 0 for automatic)", bs);
+  if (p->slice_height < 0) return ellr_error(ELLR_ERR_ARG, "slice height %d is negative (0 means one slice of all rows)", p->slice_height);
+  if (p->sort_window < 0) return ellr_error(ELLR_ERR_ARG, "sort window %d is negative (0 means all rows)", p->sort_window);
+  return ELLR_OK;
+}
+
+int ellr_default_threads_per_row(double meanrowlen)
+{
+  int T = 1;
+  while (T < ELLR_MAX_THREADS_PER_ROW && 16.0 * T < meanrowlen) T *= 2;
+  return T;
+}
+
+int64_t ellr_warp_iterations(const int32_t *rowlen, int32_t nrows, int32_t T)
+{
+  const int32_t rows_per_warp = ELLR_MAX_THREADS_PER_ROW / T;
+  int64_t       iters         = 0;
+  for (int32_t w = 0; w < nrows; w += rows_per_warp) {
+    int32_t longest = 0;
+    for (int32_t i = w; i < nrows && i < w + rows_per_warp; i++)
+      if (rowlen[i] > longest) longest = rowlen[i];
+    iters += (longest + T - 1) / T;
+  }
+  return iters;
+}
+
+typedef struct {
+  int32_t len, row;
+} ellr_keyed_row;
+
+/* Longest first; ties keep the original order so the permutation is deterministic. */
+static int ellr_cmp_longest_first(const void *a, const void *b)
+{
+  const ellr_keyed_row *ra = (const ellr_keyed_row *)a, *rb = (const ellr_keyed_row *)b;
+  if (ra->len != rb->len) return ra->len > rb->len ? -1 : 1;
+  return (ra->row > rb->row) - (ra->row < rb->row);
+}
+
+static ellr_status ellr_sort_rows(const int32_t *len, int32_t nrows, int32_t window, int32_t *perm)
+{
+  ellr_keyed_row *keys = (ellr_keyed_row *)malloc((size_t)(nrows ? nrows : 1) * sizeof(*keys));
+  if (!keys) return ellr_error(ELLR_ERR_MEM, "cannot allocate %zu bytes for the row sort", (size_t)nrows * sizeof(*keys));
+  for (int32_t r = 0; r < nrows; r++) {
+    keys[r].len = len[r];
+    keys[r].row = r;
+  }
+  if (window <= 0) window = nrows;
+  for (int32_t w = 0; w < nrows; w += window) {
+    const int32_t cnt = (nrows - w < window) ? nrows - w : window;
+    qsort(keys + w, (size_t)cnt, sizeof(*keys), ellr_cmp_longest_first);
+  }
+  for (int32_t i = 0; i < nrows; i++) perm[i] = keys[i].row;
+  free(keys);
+  return ELLR_OK;
+}
+
+void ellr_plan_destroy(ellr_plan *pl)
+{
+  free(pl->slice_start);
+  free(pl->rowlen);
+  free(pl->perm);
+  memset(pl, 0, sizeof(*pl));
+}
+
+ellr_status ellr_plan_create(const ellr_csr *a, const ellr_params *p, ellr_plan *pl)
+{
+  ellr_status st;
+  int32_t    *len = NULL;
+  const int32_t n = a->nrows;
+
+  memset(pl, 0, sizeof(*pl));
+  if ((st = ellr_params_check(p))) return st;
+  if (n < 0 || a->ncols < 0) return ellr_error(ELLR_ERR_ARG, "matrix size %d x %d is negative", n, a->ncols);
+  if (!a->rowptr) return ellr_error(ELLR_ERR_ARG, "CSR row offsets are missing");
+  if (a->rowptr[0] != 0) return ellr_error(ELLR_ERR_ARG, "CSR row offsets must start at 0, not %d", a->rowptr[0]);
+
+  pl->nrows   = n;
+  pl->ncols   = a->ncols;
+  pl->T       = p->threads_per_row ? p->threads_per_row : ellr_default_threads_per_row(n ? (double)a->rowptr[n] / n : 0.0);
+  pl->C       = p->slice_height > 0 ? p->slice_height : (n > 0 ? n : 1);
+  pl->nslices = (int32_t)(((int64_t)n + pl->C - 1) / pl->C);
+
+  const size_t nstoredrows = (size_t)pl->nslices * (size_t)pl->C;
+  len             = (int32_t *)malloc((size_t)(n ? n : 1) * sizeof(int32_t));
+  pl->rowlen      = (int32_t *)calloc(nstoredrows ? nstoredrows : 1, sizeof(int32_t));
+  pl->slice_start = (int64_t *)malloc(((size_t)pl->nslices + 1) * sizeof(int64_t));
+  if (!len || !pl->rowlen || !pl->slice_start) {
+    st = ellr_error(ELLR_ERR_MEM, "cannot allocate the row lengths of %d rows", n);
+    goto fail;
+  }
+  int32_t maxlen = 0;
+  for (int32_t r = 0; r < n; r++) {
+    len[r] = a->rowptr[r + 1] - a->rowptr[r];
+    if (len[r] < 0) {
+      st = ellr_error(ELLR_ERR_ARG, "CSR row offsets decrease at row %d", r);
+      goto fail;
+    }
+    if (len[r] > maxlen) maxlen = len[r];
+  }
+  if (p->sort_rows && n > 1) {
+    pl->perm = (int32_t *)malloc((size_t)n * sizeof(int32_t));
+    if (!pl->perm) {
+      st = ellr_error(ELLR_ERR_MEM, "cannot allocate the row permutation of %d rows", n);
+      goto fail;
+    }
+    if ((st = ellr_sort_rows(len, n, p->sort_window, pl->perm))) goto fail;
+    for (int32_t i = 0; i < n; i++) pl->rowlen[i] = len[pl->perm[i]];
+  } else {
+    memcpy(pl->rowlen, len, (size_t)n * sizeof(int32_t));
+  }
+
+  /* Slice s is as wide as its longest row, rounded up to a whole number of T-groups. */
+  pl->slice_start[0] = 0;
+  for (int32_t s = 0; s < pl->nslices; s++) {
+    int32_t width = 0;
+    for (int32_t i = s * pl->C; i < (s + 1) * pl->C && i < n; i++)
+      if (pl->rowlen[i] > width) width = pl->rowlen[i];
+    width = (width + pl->T - 1) / pl->T * pl->T;
+    pl->slice_start[s + 1] = pl->slice_start[s] + (int64_t)width * pl->C;
+  }
+
+  ellr_stats *sx     = &pl->stats;
+  sx->nnz            = a->rowptr[n];
+  sx->nstored        = pl->slice_start[pl->nslices];
+  sx->fill           = sx->nnz ? (double)sx->nstored / (double)sx->nnz : 1.0;
+  sx->maxrowlen      = maxlen;
+  sx->meanrowlen     = n ? (double)sx->nnz / n : 0.0;
+  sx->bytes          = (size_t)sx->nstored * (sizeof(double) + sizeof(int32_t)) + nstoredrows * sizeof(int32_t) + (pl->perm ? (size_t)n * sizeof(int32_t) : 0) + ((size_t)pl->nslices + 1) * sizeof(int64_t);
+  sx->niter          = ellr_warp_iterations(pl->rowlen, n, pl->T);
+  sx->niter_unsorted = ellr_warp_iterations(len, n, pl->T);
+  free(len);
+  len = NULL;
+
+  if (p->max_fill > 0 && sx->nnz > 0 && sx->fill > p->max_fill) {
+    st = ellr_error(ELLR_ERR_FILL, "the padded storage would hold %lld entries for %lld nonzeros (fill ratio %.1f > max fill %.1f; longest row %d, mean %.1f, %.1f MB)", (long long)sx->nstored, (long long)sx->nnz, sx->fill, p->max_fill, maxlen, sx->meanrowlen, sx->bytes / 1e6);
+    goto fail;
+  }
+  return ELLR_OK;
+
+fail:
+  free(len);
+  ellr_plan_destroy(pl);
+  return st;
+}
