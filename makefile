@@ -70,7 +70,7 @@ tests: $(TESTS) $(ENGINE_TESTS)
 
 $(LIB): $(OBJS)
 	@mkdir -p $(dir $@)
-	$(PCC_LINKER) -shared -o $@ $(OBJS) $(PETSC_LIB) $(CUDA_LIBS)
+	$(PCC_LINKER) -shared -Wl,--no-undefined -o $@ $(OBJS) $(PETSC_LIB) $(CUDA_LIBS)
 
 $(BUILD)/obj/$(ENGINE_DIR)/%.o: $(ENGINE_DIR)/%.c $(wildcard $(ENGINE_DIR)/*.h)
 	@mkdir -p $(dir $@)

@@ -55,6 +55,25 @@ PetscErrorCode MatELLRSettingsSetFromOptions(Mat A, MatELLRSettings *s)
   PetscFunctionReturn(0);
 }
 
+#if defined(PETSCELLR_HAVE_CUDA) && !defined(PETSCELLR_PETSC_HAS_CUDA)
+/* A PETSc without CUDA picks no GPU: give each MPI rank of a node its own, once. */
+static PetscErrorCode MatELLRSelectDevice(void)
+{
+  static PetscBool selected = PETSC_FALSE;
+  MPI_Comm         node;
+  PetscMPIInt      rank;
+
+  PetscFunctionBegin;
+  if (selected) PetscFunctionReturn(0);
+  PetscCallMPI(MPI_Comm_split_type(PETSC_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node));
+  PetscCallMPI(MPI_Comm_rank(node, &rank));
+  PetscCallMPI(MPI_Comm_free(&node));
+  PetscCall(MatELLRCheckStatus(ellr_cuda_select_device((int)rank), "Selecting this process's GPU"));
+  selected = PETSC_TRUE;
+  PetscFunctionReturn(0);
+}
+#endif
+
 /* AUTO becomes CUDA when the library has the CUDA backend and a device is visible, else CPU. */
 PetscErrorCode MatELLRResolveBackend(MatELLRBackend asked, MatELLRBackend *resolved)
 {
@@ -63,6 +82,9 @@ PetscErrorCode MatELLRResolveBackend(MatELLRBackend asked, MatELLRBackend *resol
   const int ndev = ellr_cuda_device_count();
   if (asked == MAT_ELLR_BACKEND_CUDA) PetscCheck(ndev > 0, PETSC_COMM_SELF, PETSC_ERR_SUP_SYS, "-mat_ellr_backend cuda: no CUDA device is visible to this process (check the driver and CUDA_VISIBLE_DEVICES), use -mat_ellr_backend cpu or auto");
   *resolved = asked == MAT_ELLR_BACKEND_CPU || ndev == 0 ? MAT_ELLR_BACKEND_CPU : MAT_ELLR_BACKEND_CUDA;
+  #if !defined(PETSCELLR_PETSC_HAS_CUDA)
+  if (*resolved == MAT_ELLR_BACKEND_CUDA) PetscCall(MatELLRSelectDevice());
+  #endif
 #else
   PetscCheck(asked != MAT_ELLR_BACKEND_CUDA, PETSC_COMM_SELF, PETSC_ERR_SUP, "-mat_ellr_backend cuda: this libpetscellr was built without CUDA; rebuild it with nvcc on PATH (make WITH_CUDA=1), or use -mat_ellr_backend cpu or auto");
   *resolved = MAT_ELLR_BACKEND_CPU;

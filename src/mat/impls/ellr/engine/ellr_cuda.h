@@ -20,6 +20,10 @@ typedef struct ellr_cuda_matrix ellr_cuda_matrix;
 /* Number of usable CUDA devices; 0 when there is no device or no driver (never an error). */
 int ellr_cuda_device_count(void);
 
+/* Makes device (local_rank mod device count) current for this host thread: one GPU per MPI rank
+   of a node.  Used when PETSc itself has no CUDA and so chooses no device. */
+ellr_status ellr_cuda_select_device(int local_rank);
+
 /* What the device copy chose and cost. */
 typedef struct {
   int          threads_per_row; /* T in use (tuned when params asked for 0) */

@@ -4,7 +4,7 @@
 */
 #include "../ellrimpl.h"
 #if defined(PETSCELLR_HAVE_CUDA) && defined(PETSCELLR_PETSC_HAS_CUDA)
-  #include <petscdevice_cuda.h>
+  #include <petscdevice.h>
 #endif
 
 /* Host arrays of x, z and y; z == y is allowed (MatMultAdd(A, x, y, y)). */
@@ -49,18 +49,33 @@ static PetscErrorCode MatELLRIsCUDAVec(Vec v, PetscBool *iscuda)
   PetscFunctionReturn(0);
 }
 
-/* The product on device arrays, on PETSc's current stream so it orders with PETSc's vector kernels. */
+/* PETSc's current CUDA stream (a cudaStream_t, as void *): products must order with PETSc's vector kernels. */
+static PetscErrorCode MatELLRGetPETScStream(void **stream)
+{
+  PetscFunctionBegin;
+  *stream = NULL; /* the legacy default stream, which PETSc before 3.20 used */
+  #if PETSC_VERSION_GE(3, 20, 0)
+  {
+    PetscDeviceContext dctx;
+    void              *handle = NULL;
+    PetscCall(PetscDeviceContextGetCurrentContext(&dctx));
+    PetscCall(PetscDeviceContextGetStreamHandle(dctx, &handle));
+    if (handle) *stream = *(void **)handle;
+  }
+  #endif
+  PetscFunctionReturn(0);
+}
+
+/* The product on device arrays. */
 static PetscErrorCode MatMultKernel_SeqAIJELLR_Device(Mat A, Vec x, Vec z, Vec y, PetscBool transpose, PetscLogDouble flops)
 {
   Mat_SeqAIJELLR    *e = (Mat_SeqAIJELLR *)A->spptr;
   const PetscScalar *dx, *dz = NULL;
   PetscScalar       *dy;
-  PetscDeviceContext dctx;
   void              *stream;
 
   PetscFunctionBegin;
-  PetscCall(PetscDeviceContextGetCurrentContextAssertType_Internal(&dctx, PETSC_DEVICE_CUDA));
-  PetscCall(PetscDeviceContextGetStreamHandle_Internal(dctx, &stream));
+  PetscCall(MatELLRGetPETScStream(&stream));
   PetscCall(VecCUDAGetArrayRead(x, &dx));
   if (z == y) {
     PetscCall(VecCUDAGetArray(y, &dy));
@@ -70,7 +85,7 @@ static PetscErrorCode MatMultKernel_SeqAIJELLR_Device(Mat A, Vec x, Vec z, Vec y
     PetscCall(VecCUDAGetArrayWrite(y, &dy));
   }
   PetscCall(PetscLogGpuTimeBegin());
-  PetscCall(MatELLRCheckStatus(ellr_cuda_mult(e->dev, dx, dz, dy, transpose, stream ? *(cudaStream_t *)stream : NULL), "The GPU product"));
+  PetscCall(MatELLRCheckStatus(ellr_cuda_mult(e->dev, dx, dz, dy, transpose, stream), "The GPU product"));
   PetscCall(PetscLogGpuTimeEnd());
   PetscCall(PetscLogGpuFlops(flops));
   PetscCall(VecCUDARestoreArrayRead(x, &dx));

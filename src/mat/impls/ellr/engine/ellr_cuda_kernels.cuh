@@ -1,0 +1,247 @@
+/*
+  ellr_cuda_kernels.cuh - the one kernel family of the CUDA backend (included by ellr_cuda.cu only).
+
+  Layout (ellr.h): entry k of stored row i, slice s = i / C, sits at
+      slice_start[s] + (k / T) * C * T + (i % C) * T + k % T.
+  Write j = k / T (the "column block") and p = (i % C) * T + k % T (the position inside a block of
+  C*T consecutive words): thread (row i, lane t) reads p + j * C*T for j = 0, 1, ...
+
+  Two ways of dealing that work to threads, same inner loop, templated on
+     T      threads per row (1..32, warp-shuffle reduction over the T lanes of a row),
+     ADDZ   y = A x + z (z may alias y),
+     TRANS  y += A^T x (atomicAdd into y; y was set to z or 0 before),
+     LEN    stop each row at its own length (ELLPACK-R's rowlen) rather than at the slice width
+            (the device pads with column -1, skipped, so width mode reads no rowlen and is exact
+            for any x, including Inf/NaN entries),
+     LD     0: matrix words through the read-only path (__ldg); 1: streaming loads (__ldcs).
+  - rows:   thread group of T lanes per row, all column blocks of the row (ELLR-T, seed 000);
+            any C.
+  - chunks: work items (slice, first column block); a warp takes 32 consecutive words of each
+            column block of its item, G = C*T/32 warps per item; slices wider than J column
+            blocks are cut into several items whose partial sums meet in y by atomicAdd (the rows
+            of such slices are set to z or 0 first).  Needs C*T % 32 == 0.  Balances matrices
+            with a few very long rows (power-law) without changing the layout.
+  x is read through the read-only cache (__ldg).  Matrix words are read once.
+*/
+#ifndef ELLR_CUDA_KERNELS_CUH
+#define ELLR_CUDA_KERNELS_CUH
+
+#include <cstdint>
+#include <cuda_runtime.h>
+
+struct ellr_kargs {
+  int32_t        nrows;       /* rows */
+  int32_t        C;           /* slice height */
+  int64_t        CT;          /* C * T: words per column block */
+  int32_t        G;           /* chunks: warps per item (C*T/32) */
+  int32_t        J;           /* chunks: column blocks per item at most */
+  int64_t        nitems;      /* chunks: work items */
+  const int64_t *slice_start; /* [nslices + 1] */
+  const int32_t *rowlen;      /* [nslices * C] */
+  const int32_t *perm;        /* [nrows] or NULL */
+  const int32_t *col;         /* [nstored], padding -1 */
+  const double  *val;         /* [nstored], padding 0 */
+  const int2    *items;       /* chunks: {slice, first column block} */
+  const double  *x;
+  const double  *z; /* may alias y */
+  double        *y;
+};
+
+template <int LD>
+__device__ __forceinline__ int32_t ellr_ldi(const int32_t *p)
+{
+  if (LD == 1) return __ldcs(p);
+  return __ldg(p);
+}
+template <int LD>
+__device__ __forceinline__ double ellr_ldd(const double *p)
+{
+  if (LD == 1) return __ldcs(p);
+  return __ldg(p);
+}
+
+/* Column blocks of a slice: (s1 - s0) / CT with 32-bit division when it fits. */
+__device__ __forceinline__ int32_t ellr_slice_blocks(int64_t s0, int64_t s1, int64_t CT)
+{
+  const uint64_t d = (uint64_t)(s1 - s0);
+  if (((d | (uint64_t)CT) >> 32) == 0) return (int32_t)((uint32_t)d / (uint32_t)CT);
+  return (int32_t)(d / (uint64_t)CT);
+}
+
+/* sum over j < nit of val[j*CT] * x[col[j*CT]], four column blocks of loads in flight. */
+template <bool CHECKCOL, int LD>
+__device__ __forceinline__ double ellr_dot(const int32_t *__restrict__ cp, const double *__restrict__ vp, int64_t CT, int nit, const double *__restrict__ x)
+{
+  double sum = 0.0;
+  int    j   = 0;
+  for (; j + 4 <= nit; j += 4) {
+    const int32_t c0 = ellr_ldi<LD>(cp), c1 = ellr_ldi<LD>(cp + CT), c2 = ellr_ldi<LD>(cp + 2 * CT), c3 = ellr_ldi<LD>(cp + 3 * CT);
+    const double  v0 = ellr_ldd<LD>(vp), v1 = ellr_ldd<LD>(vp + CT), v2 = ellr_ldd<LD>(vp + 2 * CT), v3 = ellr_ldd<LD>(vp + 3 * CT);
+    const double  x0 = (!CHECKCOL || c0 >= 0) ? __ldg(x + c0) : 0.0;
+    const double  x1 = (!CHECKCOL || c1 >= 0) ? __ldg(x + c1) : 0.0;
+    const double  x2 = (!CHECKCOL || c2 >= 0) ? __ldg(x + c2) : 0.0;
+    const double  x3 = (!CHECKCOL || c3 >= 0) ? __ldg(x + c3) : 0.0;
+    sum = fma(v0, x0, sum);
+    sum = fma(v1, x1, sum);
+    sum = fma(v2, x2, sum);
+    sum = fma(v3, x3, sum);
+    cp += 4 * CT;
+    vp += 4 * CT;
+  }
+  for (; j < nit; j++) {
+    const int32_t c = ellr_ldi<LD>(cp);
+    const double  v = ellr_ldd<LD>(vp);
+    if (!CHECKCOL || c >= 0) sum = fma(v, __ldg(x + c), sum);
+    cp += CT;
+    vp += CT;
+  }
+  return sum;
+}
+
+/* y[c] += val * xr over the row's entries (transpose). */
+template <bool CHECKCOL>
+__device__ __forceinline__ void ellr_scatter(const int32_t *__restrict__ cp, const double *__restrict__ vp, int64_t CT, int nit, double xr, double *y)
+{
+  for (int j = 0; j < nit; j++) {
+    const int32_t c = __ldg(cp);
+    const double  v = __ldg(vp);
+    if (!CHECKCOL || c >= 0) atomicAdd(y + c, v * xr);
+    cp += CT;
+    vp += CT;
+  }
+}
+
+template <int T>
+__device__ __forceinline__ double ellr_reduce(double sum)
+{
+#pragma unroll
+  for (int o = T / 2; o > 0; o >>= 1) sum += __shfl_down_sync(0xffffffffu, sum, o, T);
+  return sum;
+}
+
+/* Entries of lane t in a row of length len. */
+template <int T>
+__device__ __forceinline__ int ellr_lane_blocks(int len, int t)
+{
+  return len > t ? (len - t + T - 1) / T : 0;
+}
+
+/* ---- rows: T lanes per row, whole rows ---------------------------------------------------- */
+template <int T, bool ADDZ, bool TRANS, bool LEN, int LD>
+__global__ void __launch_bounds__(1024) ellr_kernel_rows(const ellr_kargs a)
+{
+  const int     rpb = blockDim.x / T;
+  const int32_t i   = blockIdx.x * rpb + threadIdx.x / T;
+  const int     t   = threadIdx.x % T;
+  if (TRANS) {
+    if (i >= a.nrows) return;
+  } else if ((int32_t)(blockIdx.x * rpb + (threadIdx.x & ~31u) / T) >= a.nrows) return; /* whole warp past the end */
+  const bool    active = i < a.nrows;
+  const int32_t s      = active ? i / a.C : 0;
+  const int32_t r      = i - s * a.C;
+  const int64_t s0     = a.slice_start[s];
+  int           nit;
+  if (LEN) nit = ellr_lane_blocks<T>(active ? a.rowlen[i] : 0, t);
+  else nit = active ? ellr_slice_blocks(s0, a.slice_start[s + 1], a.CT) : 0;
+  const int64_t off = s0 + (int64_t)r * T + t;
+  if (TRANS) {
+    const double xr = __ldg(a.x + (a.perm ? a.perm[i] : i));
+    ellr_scatter<!LEN>(a.col + off, a.val + off, a.CT, nit, xr, a.y);
+    return;
+  }
+  double sum = ellr_dot<!LEN, LD>(a.col + off, a.val + off, a.CT, nit, a.x);
+  sum        = ellr_reduce<T>(sum);
+  if (t == 0 && active) {
+    const int32_t orow = a.perm ? a.perm[i] : i;
+    a.y[orow]          = ADDZ ? a.z[orow] + sum : sum;
+  }
+}
+
+/* ---- chunks: warps over (slice, column-block range) work items ------------------------------ */
+template <int T, bool ADDZ, bool TRANS, bool LEN, int LD>
+__global__ void __launch_bounds__(1024) ellr_kernel_chunks(const ellr_kargs a)
+{
+  const int     lane = threadIdx.x & 31;
+  const int64_t gw   = (int64_t)blockIdx.x * (blockDim.x >> 5) + (threadIdx.x >> 5);
+  const int64_t item = gw / a.G;
+  if (item >= a.nitems) return; /* warp-uniform */
+  const int     q      = (int)(gw - item * a.G);
+  const int2    it     = a.items[item];
+  const int32_t s      = it.x, j0 = it.y;
+  const int64_t s0     = a.slice_start[s];
+  const int32_t Js     = ellr_slice_blocks(s0, a.slice_start[s + 1], a.CT);
+  const int32_t j1     = min(j0 + a.J, Js);
+  const bool    split  = Js > a.J;
+  const int     p      = q * 32 + lane;
+  const int     r      = p / T, t = p % T;
+  const int64_t i64    = (int64_t)s * a.C + r;
+  const bool    active = i64 < a.nrows;
+  const int32_t i      = (int32_t)i64;
+  int           jend;
+  if (LEN) jend = min(j1, ellr_lane_blocks<T>(active ? a.rowlen[i] : 0, t));
+  else jend = active ? j1 : j0;
+  const int     nit = max(jend - j0, 0);
+  const int64_t off = s0 + (int64_t)j0 * a.CT + p;
+  if (TRANS) {
+    if (!active || nit == 0) return;
+    const double xr = __ldg(a.x + (a.perm ? a.perm[i] : i));
+    ellr_scatter<!LEN>(a.col + off, a.val + off, a.CT, nit, xr, a.y);
+    return;
+  }
+  double sum = ellr_dot<!LEN, LD>(a.col + off, a.val + off, a.CT, nit, a.x);
+  sum        = ellr_reduce<T>(sum);
+  if (t == 0 && active) {
+    const int32_t orow = a.perm ? a.perm[i] : i;
+    if (split) {
+      if (nit > 0) atomicAdd(a.y + orow, sum);
+    } else a.y[orow] = ADDZ ? a.z[orow] + sum : sum;
+  }
+}
+
+/* Rows of split slices: y = z (or 0) before the chunks add into them. */
+__global__ void ellr_kernel_init_split(int32_t nsplit, const int32_t *__restrict__ split, int32_t C, int32_t nrows, const int32_t *__restrict__ perm, const double *z, double *y)
+{
+  const int64_t g = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
+  const int64_t k = g / C;
+  if (k >= nsplit) return;
+  const int64_t i = (int64_t)split[k] * C + (g - k * C);
+  if (i >= nrows) return;
+  const int32_t orow = perm ? perm[i] : (int32_t)i;
+  y[orow]            = z ? z[orow] : 0.0;
+}
+
+/* Scatter the CSR into the layout: T lanes per stored row (the product's own mapping, so the writes
+   are coalesced), every word of the slice written (padding: column -1, value 0).  values_only: the
+   entries' values only (the padding is already 0). */
+__global__ void ellr_kernel_fill(int64_t nstoredrows, int32_t nrows, int32_t C, int32_t T, const int64_t *__restrict__ slice_start, const int32_t *__restrict__ rowlen, const int32_t *__restrict__ perm, const int32_t *__restrict__ rowptr, const int32_t *__restrict__ csrcol, const double *__restrict__ csrval, int32_t *col, double *val, int values_only)
+{
+  const int64_t g = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
+  const int64_t i = g / T;
+  const int     t = (int)(g - i * T);
+  if (i >= nstoredrows) return;
+  const int64_t s     = i / C;
+  const int64_t r     = i - s * C;
+  const int64_t CT    = (int64_t)C * T;
+  const int64_t s0    = slice_start[s];
+  const int64_t width = (slice_start[s + 1] - s0) / C; /* entries per row in this slice */
+  const int32_t len   = i < nrows ? rowlen[i] : 0;
+  const int64_t rp    = i < nrows ? rowptr[perm ? perm[i] : i] : 0;
+  int64_t       pos   = s0 + r * T + t;
+  for (int64_t k = t; k < (values_only ? len : width); k += T, pos += CT) {
+    if (k < len) {
+      if (!values_only) col[pos] = csrcol[rp + k];
+      val[pos] = csrval[rp + k];
+    } else {
+      col[pos] = -1;
+      val[pos] = 0.0;
+    }
+  }
+}
+
+__global__ void ellr_kernel_init_x(int64_t n, double *x)
+{
+  const int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) x[i] = 1.0 + 0.01 * (double)((i * 7) % 13);
+}
+
+#endif
