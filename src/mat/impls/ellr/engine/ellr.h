@@ -53,14 +53,15 @@ const char *ellr_last_error(void);
 ellr_status ellr_error(ellr_status st, const char *fmt, ...);
 
 #define ELLR_MAX_THREADS_PER_ROW 32
+#define ELLR_FILL_FLOOR_BYTES    (1 << 20) /* max_fill never refuses storage smaller than this */
 
 typedef struct {
   int    threads_per_row; /* T in {1,2,4,8,16,32}; 0 = automatic (tuned on the GPU, from nnz/row elsewhere) */
   int    block_size;      /* GPU threads per block, a multiple of 32 up to 1024; 0 = tuned */
-  int    slice_height;    /* C >= 1; 0 = all rows in one slice (plain ELLPACK-R) */
+  int    slice_height;    /* C >= 1; 0 (or more than the rows) = all rows in one slice (plain ELLPACK-R) */
   int    sort_rows;       /* 0 = keep row order; 1 = sort rows by decreasing length */
   int    sort_window;     /* with sort_rows: sort inside windows of this many rows; 0 = all */
-  double max_fill;        /* refuse storage above max_fill * nnz entries; <= 0: no limit */
+  double max_fill;        /* refuse storage of more than max_fill times CSR's bytes; <= 0: no limit */
 } ellr_params;
 
 /* The input: a CSR matrix with 32-bit indices (any column order inside a row). */
@@ -108,7 +109,9 @@ ellr_status ellr_params_check(const ellr_params *p);
 int ellr_default_threads_per_row(double meanrowlen);
 
 /* Plans the layout of the pattern of a.  Allocates only O(nrows) memory; returns
-   ELLR_ERR_FILL, before any O(nnz) allocation, when the padding would exceed max_fill. */
+   ELLR_ERR_FILL, before any O(nnz) allocation, when the storage would take more than
+   max_fill times the bytes of CSR (12 per nonzero + 4 per row) and more than
+   ELLR_FILL_FLOOR_BYTES. */
 ellr_status ellr_plan_create(const ellr_csr *a, const ellr_params *p, ellr_plan *plan);
 void        ellr_plan_destroy(ellr_plan *plan);
 

@@ -62,15 +62,27 @@ static int ellr_cmp_longest_first(const void *a, const void *b)
   return (ra->row > rb->row) - (ra->row < rb->row);
 }
 
-static ellr_status ellr_sort_rows(const int32_t *len, int32_t nrows, int32_t window, int32_t *perm)
+/* All rows at once: a stable counting sort, O(nrows + longest row), no comparisons. */
+static ellr_status ellr_sort_all_rows(const int32_t *len, int32_t nrows, int32_t maxlen, int32_t *perm)
 {
-  ellr_keyed_row *keys = (ellr_keyed_row *)malloc((size_t)(nrows ? nrows : 1) * sizeof(*keys));
+  int64_t *start = (int64_t *)calloc((size_t)maxlen + 2, sizeof(int64_t));
+  if (!start) return ellr_error(ELLR_ERR_MEM, "cannot allocate the row-length histogram (%d lengths)", maxlen + 1);
+  for (int32_t r = 0; r < nrows; r++) start[maxlen - len[r] + 1]++; /* bucket 0 holds the longest rows */
+  for (int32_t b = 0; b <= maxlen; b++) start[b + 1] += start[b];
+  for (int32_t r = 0; r < nrows; r++) perm[start[maxlen - len[r]]++] = r;
+  free(start);
+  return ELLR_OK;
+}
+
+static ellr_status ellr_sort_rows(const int32_t *len, int32_t nrows, int32_t maxlen, int32_t window, int32_t *perm)
+{
+  if (window <= 0 || window >= nrows) return ellr_sort_all_rows(len, nrows, maxlen, perm);
+  ellr_keyed_row *keys = (ellr_keyed_row *)malloc((size_t)nrows * sizeof(*keys));
   if (!keys) return ellr_error(ELLR_ERR_MEM, "cannot allocate %zu bytes for the row sort", (size_t)nrows * sizeof(*keys));
   for (int32_t r = 0; r < nrows; r++) {
     keys[r].len = len[r];
     keys[r].row = r;
   }
-  if (window <= 0) window = nrows;
   for (int32_t w = 0; w < nrows; w += window) {
     const int32_t cnt = (nrows - w < window) ? nrows - w : window;
     qsort(keys + w, (size_t)cnt, sizeof(*keys), ellr_cmp_longest_first);
@@ -103,7 +115,8 @@ ellr_status ellr_plan_create(const ellr_csr *a, const ellr_params *p, ellr_plan 
   pl->nrows   = n;
   pl->ncols   = a->ncols;
   pl->T       = p->threads_per_row ? p->threads_per_row : ellr_default_threads_per_row(n ? (double)a->rowptr[n] / n : 0.0);
-  pl->C       = p->slice_height > 0 ? p->slice_height : (n > 0 ? n : 1);
+  /* a slice taller than the matrix would only pad it */
+  pl->C       = p->slice_height > 0 && p->slice_height < n ? p->slice_height : (n > 0 ? n : 1);
   pl->nslices = (int32_t)(((int64_t)n + pl->C - 1) / pl->C);
 
   const size_t nstoredrows = (size_t)pl->nslices * (size_t)pl->C;
@@ -129,7 +142,7 @@ ellr_status ellr_plan_create(const ellr_csr *a, const ellr_params *p, ellr_plan 
       st = ellr_error(ELLR_ERR_MEM, "cannot allocate the row permutation of %d rows", n);
       goto fail;
     }
-    if ((st = ellr_sort_rows(len, n, p->sort_window, pl->perm))) goto fail;
+    if ((st = ellr_sort_rows(len, n, maxlen, p->sort_window, pl->perm))) goto fail;
     for (int32_t i = 0; i < n; i++) pl->rowlen[i] = len[pl->perm[i]];
   } else {
     memcpy(pl->rowlen, len, (size_t)n * sizeof(int32_t));
@@ -157,8 +170,12 @@ ellr_status ellr_plan_create(const ellr_csr *a, const ellr_params *p, ellr_plan 
   free(len);
   len = NULL;
 
-  if (p->max_fill > 0 && sx->nnz > 0 && sx->fill > p->max_fill) {
-    st = ellr_error(ELLR_ERR_FILL, "the padded storage would hold %lld entries for %lld nonzeros (fill ratio %.1f > max fill %.1f; longest row %d, mean %.1f, %.1f MB)", (long long)sx->nstored, (long long)sx->nnz, sx->fill, p->max_fill, maxlen, sx->meanrowlen, sx->bytes / 1e6);
+  /* The limit is on memory against CSR's (12 bytes a nonzero + 4 a row), so rows with no
+     nonzeros, whose padding is bounded by the slicing, do not trip it on their own; storage
+     under ELLR_FILL_FLOOR_BYTES is never refused, whatever its ratio. */
+  const double csr_bytes = 12.0 * (double)sx->nnz + 4.0 * ((double)n + 1);
+  if (p->max_fill > 0 && (double)sx->bytes > p->max_fill * csr_bytes && sx->bytes > ELLR_FILL_FLOOR_BYTES) {
+    st = ellr_error(ELLR_ERR_FILL, "the padded storage would take %.1f MB, %.1f times the %.1f MB of CSR (more than max fill %g): %lld stored entries for %lld nonzeros, longest row %d, mean %.1f", sx->bytes / 1e6, sx->bytes / csr_bytes, csr_bytes / 1e6, p->max_fill, (long long)sx->nstored, (long long)sx->nnz, maxlen, sx->meanrowlen);
     goto fail;
   }
   return ELLR_OK;

@@ -149,11 +149,7 @@ static PetscErrorCode MatAssemblyEnd_MPIAIJELLR(Mat A, MatAssemblyType mode)
 
   PetscFunctionBegin;
   PetscCall((*m->baseops.assemblyend)(A, mode));
-  if (mode == MAT_FINAL_ASSEMBLY) {
-    PetscCall(MatMPIAIJELLRSetUp(A, &Ad, &Ao));
-    PetscCall(MatSeqAIJELLRUpdate(Ad));
-    PetscCall(MatSeqAIJELLRUpdate(Ao));
-  }
+  if (mode == MAT_FINAL_ASSEMBLY) PetscCall(MatMPIAIJELLRSetUp(A, &Ad, &Ao));
   PetscFunctionReturn(0);
 }
 
@@ -352,8 +348,6 @@ static PetscErrorCode MatConvert_MPIAIJ_MPIAIJELLR_Format(Mat A, MatELLRFormat f
   if (B->assembled) {
     Mat Ad, Ao;
     PetscCall(MatMPIAIJELLRSetUp(B, &Ad, &Ao));
-    PetscCall(MatSeqAIJELLRUpdate(Ad));
-    PetscCall(MatSeqAIJELLRUpdate(Ao));
   }
   PetscFunctionReturn(0);
 }

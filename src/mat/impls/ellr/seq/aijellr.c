@@ -92,8 +92,8 @@ static PetscErrorCode MatSeqAIJELLRGetCSR(Mat A, PetscBool pattern_changed, ellr
 /*
   Makes the ELLPACK-R storage agree with the AIJ matrix: nothing when neither values nor pattern
   changed, a value refill when only values changed (what SNES and TS do every step), a rebuild when
-  the pattern or the column count changed.  Called at final assembly and before every product, so no
-  product ever sees a stale copy, whatever base-class routine changed the matrix.
+  the pattern or the column count changed.  Called before every product (and by -mat_view), so no product
+  ever sees a stale copy, whatever base-class routine changed the matrix.
 */
 PetscErrorCode MatSeqAIJELLRUpdate(Mat A)
 {
@@ -162,9 +162,9 @@ static PetscErrorCode MatAssemblyEnd_SeqAIJELLR(Mat A, MatAssemblyType mode)
 
   PetscFunctionBegin;
   PetscCall((*e->baseops.assemblyend)(A, mode));
+  /* the storage is made at the first product, as AIJCUSPARSE does: matrices that PETSc assembles
+     internally from this type (transposes, Galerkin products) cost nothing until multiplied */
   PetscCall(MatSeqAIJELLRInstallOps(A));
-  /* building here reports a refused format at assembly, where the user expects it */
-  if (mode == MAT_FINAL_ASSEMBLY) PetscCall(MatSeqAIJELLRUpdate(A));
   PetscFunctionReturn(0);
 }
 
@@ -235,7 +235,7 @@ PetscErrorCode MatSeqAIJELLRView_Info(Mat A, PetscViewer viewer)
   st = &pl->stats;
   PetscCall(PetscViewerASCIIPrintf(viewer, "petsc-ellr format %s), backend %s\n", fmt, MatELLRBackends[e->backend]));
   PetscCall(PetscViewerASCIIPushTab(viewer));
-  PetscCall(PetscViewerASCIIPrintf(viewer, "threads per row %d%s, slice height %d (%d slices), rows %s\n", (int)pl->T, e->settings.eng.threads_per_row ? "" : " (automatic)", (int)pl->C, (int)pl->nslices, pl->perm ? "sorted by decreasing length" : "in their own order"));
+  PetscCall(PetscViewerASCIIPrintf(viewer, "threads per row %d%s, slice height %d (%d slice%s), rows %s\n", (int)pl->T, e->settings.eng.threads_per_row ? "" : " (automatic)", (int)pl->C, (int)pl->nslices, pl->nslices == 1 ? "" : "s", pl->perm ? "sorted by decreasing length" : "in their own order"));
   PetscCall(PetscViewerASCIIPrintf(viewer, "fill ratio %.3f (%lld stored entries for %lld nonzeros), storage %.3f MB (CSR %.3f MB)\n", st->fill, (long long)st->nstored, (long long)st->nnz, st->bytes / 1e6, (12.0 * st->nnz + 4.0 * (pl->nrows + 1)) / 1e6));
   PetscCall(PetscViewerASCIIPrintf(viewer, "warp iterations per product %lld (%lld in the original row order), longest row %d, mean %.2f\n", (long long)st->niter, (long long)st->niter_unsorted, (int)st->maxrowlen, st->meanrowlen));
 #if defined(PETSCELLR_HAVE_CUDA)
@@ -405,7 +405,6 @@ PetscErrorCode MatConvert_SeqAIJ_SeqAIJELLR_Format(Mat A, MatELLRFormat format, 
   }
 #endif
   PetscCall(PetscObjectChangeTypeName((PetscObject)B, MatELLRTypeName(format, PETSC_FALSE)));
-  if (B->assembled) PetscCall(MatSeqAIJELLRUpdate(B));
   PetscFunctionReturn(0);
 }
 

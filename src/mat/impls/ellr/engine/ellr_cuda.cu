@@ -1,0 +1,696 @@
+/*
+  ellr_cuda.cu - the CUDA backend of the engine (ellr_cuda.h), PETSc-free.
+
+  create:  host plan (ellr_plan_create: the fill check happens there, before any GPU allocation)
+           -> GPU memory check (cudaMemGetInfo) -> CSR uploaded once -> layout filled on the GPU
+           -> (T, BS) tuned when asked for 0: each T candidate is a host re-tile of the plan (O(n),
+           no re-sort) plus a device refill, each timed with CUDA events -> CSR freed.
+  update:  values (and row offsets) uploaded to a scratch buffer, values scattered on the GPU.
+  mult:    one kernel launch (two when a chunked layout splits slices), any stream.
+  Every CUDA call is checked; errors come back as ELLR_ERR_CUDA with ellr_last_error() text, and a
+  failed create frees everything it allocated.
+*/
+#include "ellr_cuda.h"
+#include "ellr_cuda_internal.cuh"
+#include "ellr_cuda_kernels.cuh"
+
+#include <climits>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <ctime>
+#include <cuda_runtime.h>
+
+struct ellr_cuda_matrix {
+  ellr_plan       plan;
+  ellr_params     params;
+  int64_t         nnz;
+  int             T, bs;
+  ellr_cuda_kopts req; /* requested kernel options */
+  int             kernel, uselen, loads, J; /* resolved: kernel 1 rows / 2 chunks */
+  /* device storage */
+  int64_t *d_slice_start;
+  int32_t *d_rowlen, *d_perm, *d_col;
+  double  *d_val;
+  int2    *d_items;
+  int32_t *d_split;
+  int64_t  nitems, nsplit, cap_items, cap_split, cap_stored;
+  /* CSR upload (create only) */
+  int32_t *d_csr_rowptr, *d_csr_col;
+  double  *d_csr_val;
+  /* tuning vectors (create only) */
+  double *d_tx, *d_ty;
+  /* pinned staging for ellr_cuda_mult_host */
+  double        *h_x, *h_y, *d_x, *d_y;
+  size_t         stage_n;
+  ellr_cuda_info info;
+};
+
+static ellr_cuda_kopts g_default_kopts = {0, -1, 0, 0};
+
+static double wall_ms(void)
+{
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return ts.tv_sec * 1e3 + ts.tv_nsec * 1e-6;
+}
+
+static ellr_status cu_err(cudaError_t e, const char *what, int line)
+{
+  return ellr_error(ELLR_ERR_CUDA, "CUDA error %s (%s) in %s (ellr_cuda.cu:%d)", cudaGetErrorName(e), cudaGetErrorString(e), what, line);
+}
+#define CU(call) \
+  do { \
+    cudaError_t e_ = (call); \
+    if (e_ != cudaSuccess) return cu_err(e_, #call, __LINE__); \
+  } while (0)
+#define TRY(call) \
+  do { \
+    ellr_status s_ = (call); \
+    if (s_ != ELLR_OK) return s_; \
+  } while (0)
+
+static ellr_status mem_check(size_t need, const char *what)
+{
+  size_t freeb = 0, total = 0;
+  CU(cudaMemGetInfo(&freeb, &total));
+  if (need > freeb) return ellr_error(ELLR_ERR_CUDA, "GPU out of memory: %s needs %zu bytes (%.1f MB) but only %zu bytes (%.1f MB) of %zu are free", what, need, need / 1e6, freeb, freeb / 1e6, total);
+  return ELLR_OK;
+}
+
+template <class X>
+static ellr_status dalloc(X **p, size_t n, const char *what)
+{
+  cudaError_t e = cudaMalloc((void **)p, (n ? n : 1) * sizeof(X));
+  if (e != cudaSuccess) {
+    *p = NULL;
+    return ellr_error(ELLR_ERR_CUDA, "GPU out of memory: cudaMalloc of %zu bytes for %s failed: %s", (n ? n : 1) * sizeof(X), what, cudaGetErrorString(e));
+  }
+  return ELLR_OK;
+}
+
+template <class X>
+static ellr_status dfree(X **p)
+{
+  cudaError_t e = *p ? cudaFree((void *)*p) : cudaSuccess;
+  *p            = NULL;
+  if (e != cudaSuccess) return cu_err(e, "cudaFree", __LINE__);
+  return ELLR_OK;
+}
+
+int ellr_cuda_device_count(void)
+{
+  int         n = 0;
+  cudaError_t e = cudaGetDeviceCount(&n);
+  if (e != cudaSuccess) {
+    (void)cudaGetLastError(); /* no driver / no device: not an error here */
+    return 0;
+  }
+  return n;
+}
+
+/* ---- plan helpers --------------------------------------------------------------------------- */
+static size_t plan_device_bytes(const ellr_plan *pl)
+{
+  return pl->stats.bytes; /* values + columns + rowlen + perm + slice offsets, as on the host */
+}
+
+ellr_status ellr_cuda_plan_retile(const ellr_plan *src, int T, double max_fill, ellr_plan *pl)
+{
+  memset(pl, 0, sizeof(*pl));
+  if (T < 1 || T > ELLR_MAX_THREADS_PER_ROW || (T & (T - 1))) return ellr_error(ELLR_ERR_ARG, "threads per row %d is not one of 1, 2, 4, 8, 16, 32", T);
+  const int32_t n = src->nrows;
+  *pl             = *src;
+  pl->T           = T;
+  pl->perm        = NULL;
+  const size_t nstoredrows = (size_t)src->nslices * (size_t)src->C;
+  pl->rowlen               = (int32_t *)malloc((nstoredrows ? nstoredrows : 1) * sizeof(int32_t));
+  pl->slice_start          = (int64_t *)malloc(((size_t)src->nslices + 1) * sizeof(int64_t));
+  if (src->perm) pl->perm = (int32_t *)malloc((size_t)n * sizeof(int32_t));
+  int32_t *len = src->perm ? (int32_t *)malloc((size_t)n * sizeof(int32_t)) : NULL;
+  if (!pl->rowlen || !pl->slice_start || (src->perm && (!pl->perm || !len))) {
+    free(len);
+    ellr_plan_destroy(pl);
+    return ellr_error(ELLR_ERR_MEM, "cannot allocate the plan of %d rows", n);
+  }
+  memcpy(pl->rowlen, src->rowlen, nstoredrows * sizeof(int32_t));
+  if (src->perm) memcpy(pl->perm, src->perm, (size_t)n * sizeof(int32_t));
+  pl->slice_start[0] = 0;
+  for (int32_t s = 0; s < pl->nslices; s++) {
+    int32_t width = 0;
+    for (int32_t i = s * pl->C; i < (s + 1) * pl->C && i < n; i++)
+      if (pl->rowlen[i] > width) width = pl->rowlen[i];
+    width                  = (width + T - 1) / T * T;
+    pl->slice_start[s + 1] = pl->slice_start[s] + (int64_t)width * pl->C;
+  }
+  ellr_stats *sx = &pl->stats;
+  sx->nstored    = pl->slice_start[pl->nslices];
+  sx->fill       = sx->nnz ? (double)sx->nstored / (double)sx->nnz : 1.0;
+  sx->bytes      = (size_t)sx->nstored * (sizeof(double) + sizeof(int32_t)) + nstoredrows * sizeof(int32_t) + (pl->perm ? (size_t)n * sizeof(int32_t) : 0) + ((size_t)pl->nslices + 1) * sizeof(int64_t);
+  sx->niter      = ellr_warp_iterations(pl->rowlen, n, T);
+  if (len) {
+    for (int32_t i = 0; i < n; i++) len[pl->perm[i]] = pl->rowlen[i];
+    sx->niter_unsorted = ellr_warp_iterations(len, n, T);
+    free(len);
+  } else sx->niter_unsorted = sx->niter;
+  if (max_fill > 0 && sx->nnz > 0 && sx->fill > max_fill) {
+    ellr_status st = ellr_error(ELLR_ERR_FILL, "the padded storage would hold %lld entries for %lld nonzeros (fill ratio %.1f > max fill %.1f; longest row %d, mean %.1f, %.1f MB)", (long long)sx->nstored, (long long)sx->nnz, sx->fill, max_fill, sx->maxrowlen, sx->meanrowlen, sx->bytes / 1e6);
+    ellr_plan_destroy(pl);
+    return st;
+  }
+  return ELLR_OK;
+}
+
+static inline int64_t slice_blocks(const ellr_plan *pl, int32_t s) { return (pl->slice_start[s + 1] - pl->slice_start[s]) / ((int64_t)pl->C * pl->T); }
+
+int64_t ellr_cuda_count_items(const ellr_plan *pl, int J, int64_t *nsplit)
+{
+  int64_t items = 0, split = 0;
+  for (int32_t s = 0; s < pl->nslices; s++) {
+    const int64_t Js = slice_blocks(pl, s);
+    if (J > 0 && Js > J) {
+      items += (Js + J - 1) / J;
+      split++;
+    } else items++;
+  }
+  if (nsplit) *nsplit = split;
+  return items;
+}
+
+/* ---- kernel options and work items ------------------------------------------------------------ */
+static void resolve_kopts(ellr_cuda_matrix *d)
+{
+  const ellr_plan *pl = &d->plan;
+  const int64_t    CT = (int64_t)pl->C * pl->T;
+  const int        chunk_ok = CT % 32 == 0;
+  if (d->req.kernel == 1) d->kernel = 1;
+  else if (d->req.kernel == 2) d->kernel = chunk_ok ? 2 : 1;
+  else d->kernel = (chunk_ok && pl->nslices > 1) ? 2 : 1;
+  if (d->req.uselen == 0 || d->req.uselen == 1) d->uselen = d->req.uselen;
+  else d->uselen = 12.0 * (double)(pl->stats.nstored - pl->stats.nnz) > 4.0 * (double)pl->nrows; /* padding read vs rowlen read */
+  d->loads = d->req.loads == 1 ? 1 : 0;
+  if (d->req.chunk > 0) d->J = d->req.chunk;
+  else if (d->req.chunk < 0) d->J = INT_MAX;
+  else {
+    const double avg = pl->nslices ? (double)pl->stats.nstored / ((double)CT * pl->nslices) : 0.0;
+    d->J             = avg * 2 > 64 ? (int)(avg * 2) : 64;
+  }
+}
+
+static ellr_status build_items(ellr_cuda_matrix *d)
+{
+  d->nitems = 0;
+  d->nsplit = 0;
+  if (d->kernel != 2) return ELLR_OK;
+  const ellr_plan *pl = &d->plan;
+  int64_t          nsplit;
+  const int64_t    nitems = ellr_cuda_count_items(pl, d->J, &nsplit);
+  if (nitems > INT_MAX / 64) return ellr_error(ELLR_ERR_SIZE, "%lld work items are too many", (long long)nitems);
+  int2    *items = (int2 *)malloc((size_t)nitems * sizeof(int2));
+  int32_t *split = (int32_t *)malloc((size_t)(nsplit ? nsplit : 1) * sizeof(int32_t));
+  if (!items || !split) {
+    free(items);
+    free(split);
+    return ellr_error(ELLR_ERR_MEM, "cannot allocate %lld work items", (long long)nitems);
+  }
+  int64_t q = 0, ns = 0;
+  for (int32_t s = 0; s < pl->nslices; s++) {
+    const int64_t Js = slice_blocks(pl, s);
+    if (Js > d->J) {
+      for (int64_t j = 0; j < Js; j += d->J) items[q++] = make_int2(s, (int)j);
+      split[ns++] = s;
+    } else items[q++] = make_int2(s, 0);
+  }
+  ellr_status st = ELLR_OK;
+  if (nitems > d->cap_items) {
+    if (!(st = dfree(&d->d_items)) && !(st = mem_check((size_t)nitems * sizeof(int2), "the work items")) && !(st = dalloc(&d->d_items, (size_t)nitems, "the work items"))) d->cap_items = nitems;
+    else d->cap_items = 0;
+  }
+  if (!st && nsplit > d->cap_split) {
+    if (!(st = dfree(&d->d_split)) && !(st = dalloc(&d->d_split, (size_t)nsplit, "the split slices"))) d->cap_split = nsplit;
+    else d->cap_split = 0;
+  }
+  if (!st) {
+    cudaError_t e = cudaMemcpy(d->d_items, items, (size_t)nitems * sizeof(int2), cudaMemcpyHostToDevice);
+    if (e == cudaSuccess && nsplit) e = cudaMemcpy(d->d_split, split, (size_t)nsplit * sizeof(int32_t), cudaMemcpyHostToDevice);
+    if (e != cudaSuccess) st = cu_err(e, "cudaMemcpy (work items)", __LINE__);
+  }
+  free(items);
+  free(split);
+  if (st) return st;
+  d->nitems = nitems;
+  d->nsplit = nsplit;
+  return ELLR_OK;
+}
+
+/* Device layout of d->plan from the uploaded CSR: plan arrays, storage, fill, work items. */
+static ellr_status build_layout(ellr_cuda_matrix *d, int first)
+{
+  const ellr_plan *pl          = &d->plan;
+  const size_t     nstoredrows = (size_t)pl->nslices * pl->C;
+  if (first) {
+    TRY(dalloc(&d->d_rowlen, nstoredrows, "the row lengths"));
+    CU(cudaMemcpy(d->d_rowlen, pl->rowlen, nstoredrows * sizeof(int32_t), cudaMemcpyHostToDevice));
+    if (pl->perm) {
+      TRY(dalloc(&d->d_perm, (size_t)pl->nrows, "the row permutation"));
+      CU(cudaMemcpy(d->d_perm, pl->perm, (size_t)pl->nrows * sizeof(int32_t), cudaMemcpyHostToDevice));
+    }
+    TRY(dalloc(&d->d_slice_start, (size_t)pl->nslices + 1, "the slice offsets"));
+  }
+  CU(cudaMemcpy(d->d_slice_start, pl->slice_start, ((size_t)pl->nslices + 1) * sizeof(int64_t), cudaMemcpyHostToDevice));
+  const int64_t nstored = pl->stats.nstored;
+  if (nstored != d->cap_stored || !d->d_col) {
+    TRY(dfree(&d->d_col));
+    TRY(dfree(&d->d_val));
+    d->cap_stored = 0;
+    TRY(mem_check((size_t)nstored * 12, "the padded storage"));
+    TRY(dalloc(&d->d_col, (size_t)nstored, "the column indices"));
+    TRY(dalloc(&d->d_val, (size_t)nstored, "the values"));
+    d->cap_stored = nstored;
+  }
+  const int64_t threads = (int64_t)nstoredrows * pl->T;
+  if (threads > 0 && nstored > 0) {
+    const int64_t blocks = (threads + 255) / 256;
+    ellr_kernel_fill<<<(unsigned)blocks, 256>>>((int64_t)nstoredrows, pl->nrows, pl->C, pl->T, d->d_slice_start, d->d_rowlen, d->d_perm, d->d_csr_rowptr, d->d_csr_col, d->d_csr_val, d->d_col, d->d_val, 0);
+    CU(cudaGetLastError());
+  }
+  resolve_kopts(d);
+  TRY(build_items(d));
+  return ELLR_OK;
+}
+
+/* ---- products --------------------------------------------------------------------------------- */
+template <int T, bool ADDZ, bool TRANS, bool LEN, int LD>
+static void launch(int chunks, unsigned grid, unsigned block, cudaStream_t s, const ellr_kargs &a)
+{
+  if (chunks) ellr_kernel_chunks<T, ADDZ, TRANS, LEN, LD><<<grid, block, 0, s>>>(a);
+  else ellr_kernel_rows<T, ADDZ, TRANS, LEN, LD><<<grid, block, 0, s>>>(a);
+}
+
+template <int T, bool ADDZ, bool LEN>
+static void launch_ld(int chunks, int ld, unsigned grid, unsigned block, cudaStream_t s, const ellr_kargs &a)
+{
+  if (ld) launch<T, ADDZ, false, LEN, 1>(chunks, grid, block, s, a);
+  else launch<T, ADDZ, false, LEN, 0>(chunks, grid, block, s, a);
+}
+
+template <int T>
+static void launch_T(int chunks, bool addz, bool trans, bool len, int ld, unsigned grid, unsigned block, cudaStream_t s, const ellr_kargs &a)
+{
+  if (trans) launch<T, false, true, true, 0>(chunks, grid, block, s, a);
+  else if (addz) {
+    if (len) launch_ld<T, true, true>(chunks, ld, grid, block, s, a);
+    else launch_ld<T, true, false>(chunks, ld, grid, block, s, a);
+  } else {
+    if (len) launch_ld<T, false, true>(chunks, ld, grid, block, s, a);
+    else launch_ld<T, false, false>(chunks, ld, grid, block, s, a);
+  }
+}
+
+ellr_status ellr_cuda_mult(ellr_cuda_matrix *d, const double *x, const double *z, double *y, int transpose, void *stream)
+{
+  if (!d) return ellr_error(ELLR_ERR_ARG, "ellr_cuda_mult: no matrix");
+  const ellr_plan *pl = &d->plan;
+  cudaStream_t     s  = (cudaStream_t)stream;
+  const int32_t    n = pl->nrows, m = pl->ncols;
+  const int32_t    nout = transpose ? m : n;
+  if (nout == 0) return ELLR_OK;
+  if (!y || (!x && (transpose ? n : m) > 0)) return ellr_error(ELLR_ERR_ARG, "ellr_cuda_mult: missing vector");
+  if (transpose) {
+    if (!z) CU(cudaMemsetAsync(y, 0, (size_t)m * sizeof(double), s));
+    else if (z != y) CU(cudaMemcpyAsync(y, z, (size_t)m * sizeof(double), cudaMemcpyDeviceToDevice, s));
+    if (n == 0 || pl->stats.nstored == 0) return ELLR_OK;
+  }
+  ellr_kargs a;
+  a.nrows       = n;
+  a.C           = pl->C;
+  a.CT          = (int64_t)pl->C * pl->T;
+  a.G           = (int32_t)(a.CT / 32);
+  a.J           = d->J;
+  a.nitems      = d->nitems;
+  a.slice_start = d->d_slice_start;
+  a.rowlen      = d->d_rowlen;
+  a.perm        = d->d_perm;
+  a.col         = d->d_col;
+  a.val         = d->d_val;
+  a.items       = d->d_items;
+  a.x           = x;
+  a.z           = transpose ? NULL : z;
+  a.y           = y;
+  const int chunks = d->kernel == 2;
+  int64_t   blocks;
+  if (chunks) {
+    if (!transpose && d->nsplit > 0 && z != y) {
+      const int64_t tb = (d->nsplit * pl->C + 255) / 256;
+      ellr_kernel_init_split<<<(unsigned)tb, 256, 0, s>>>((int32_t)d->nsplit, d->d_split, pl->C, n, d->d_perm, z, y);
+      CU(cudaGetLastError());
+    }
+    blocks = (d->nitems * a.G + d->bs / 32 - 1) / (d->bs / 32);
+  } else blocks = ((int64_t)n * pl->T + d->bs - 1) / d->bs;
+  if (blocks <= 0) return ELLR_OK;
+  if (blocks > INT_MAX) return ellr_error(ELLR_ERR_SIZE, "ellr_cuda_mult: %lld blocks are too many", (long long)blocks);
+  const bool len = transpose ? true : d->uselen != 0;
+  switch (pl->T) {
+  case 1:
+    launch_T<1>(chunks, z != NULL, transpose != 0, len, d->loads, (unsigned)blocks, (unsigned)d->bs, s, a);
+    break;
+  case 2:
+    launch_T<2>(chunks, z != NULL, transpose != 0, len, d->loads, (unsigned)blocks, (unsigned)d->bs, s, a);
+    break;
+  case 4:
+    launch_T<4>(chunks, z != NULL, transpose != 0, len, d->loads, (unsigned)blocks, (unsigned)d->bs, s, a);
+    break;
+  case 8:
+    launch_T<8>(chunks, z != NULL, transpose != 0, len, d->loads, (unsigned)blocks, (unsigned)d->bs, s, a);
+    break;
+  case 16:
+    launch_T<16>(chunks, z != NULL, transpose != 0, len, d->loads, (unsigned)blocks, (unsigned)d->bs, s, a);
+    break;
+  case 32:
+    launch_T<32>(chunks, z != NULL, transpose != 0, len, d->loads, (unsigned)blocks, (unsigned)d->bs, s, a);
+    break;
+  default:
+    return ellr_error(ELLR_ERR_ARG, "ellr_cuda_mult: threads per row %d", pl->T);
+  }
+  CU(cudaGetLastError());
+  return ELLR_OK;
+}
+
+/* ---- tuning ------------------------------------------------------------------------------------ */
+static ellr_status retile(ellr_cuda_matrix *d, int T)
+{
+  ellr_plan np;
+  TRY(ellr_cuda_plan_retile(&d->plan, T, d->params.max_fill, &np));
+  ellr_plan_destroy(&d->plan);
+  d->plan = np;
+  d->T    = T;
+  return build_layout(d, 0);
+}
+
+static ellr_status time_product(ellr_cuda_matrix *d, cudaEvent_t e0, cudaEvent_t e1, float *ms)
+{
+  CU(cudaEventRecord(e0, 0));
+  TRY(ellr_cuda_mult(d, d->d_tx, NULL, d->d_ty, 0, NULL));
+  CU(cudaEventRecord(e1, 0));
+  CU(cudaEventSynchronize(e1));
+  CU(cudaEventElapsedTime(ms, e0, e1));
+  d->info.tune_products++;
+  return ELLR_OK;
+}
+
+static ellr_status tune_with_events(ellr_cuda_matrix *d, cudaEvent_t e0, cudaEvent_t e1)
+{
+  const ellr_params *p   = &d->params;
+  const int          T0  = d->plan.T;
+  const int          bs0 = p->block_size ? p->block_size : 256;
+  int                Ts[4], nT = 0;
+  if (p->threads_per_row) Ts[nT++] = p->threads_per_row;
+  else {
+    if (T0 > 1) Ts[nT++] = T0 / 2;
+    Ts[nT++] = T0;
+    if (T0 * 2 <= ELLR_MAX_THREADS_PER_ROW) Ts[nT++] = T0 * 2;
+    if (T0 * 4 <= ELLR_MAX_THREADS_PER_ROW) Ts[nT++] = T0 * 4;
+  }
+  const int64_t nx = d->plan.ncols > d->plan.nrows ? d->plan.ncols : d->plan.nrows;
+  if (d->plan.ncols > 0) {
+    ellr_kernel_init_x<<<(unsigned)((d->plan.ncols + 255) / 256), 256>>>(d->plan.ncols, d->d_tx);
+    CU(cudaGetLastError());
+  }
+  (void)nx;
+  int   bestT = T0;
+  float best  = 1e30f;
+  d->bs       = bs0;
+  for (int k = 0; k < nT; k++) {
+    if (Ts[k] != d->plan.T) {
+      ellr_status st = retile(d, Ts[k]);
+      if (st == ELLR_ERR_FILL) continue; /* this T pads past max_fill: not a candidate */
+      if (st == ELLR_ERR_CUDA && strstr(ellr_last_error(), "out of memory")) {
+        (void)cudaGetLastError();
+        TRY(retile(d, bestT)); /* back to a layout that fits */
+        continue;
+      }
+      if (st) return st;
+    }
+    float ms, t1, t2;
+    TRY(time_product(d, e0, e1, &ms)); /* warm-up (first touch of a new layout) */
+    TRY(time_product(d, e0, e1, &t1));
+    TRY(time_product(d, e0, e1, &t2));
+    ms = t1 < t2 ? t1 : t2;
+    if (ms < best) {
+      best  = ms;
+      bestT = Ts[k];
+    }
+  }
+  if (d->plan.T != bestT) TRY(retile(d, bestT));
+  if (!p->block_size) {
+    static const int bss[] = {128, 256, 512};
+    int              bestbs = bs0;
+    for (int k = 0; k < 3; k++) {
+      if (bss[k] == bs0) continue;
+      float t1, t2;
+      d->bs = bss[k];
+      TRY(time_product(d, e0, e1, &t1));
+      TRY(time_product(d, e0, e1, &t2));
+      if ((t1 < t2 ? t1 : t2) < best) {
+        best   = t1 < t2 ? t1 : t2;
+        bestbs = bss[k];
+      }
+    }
+    d->bs = bestbs;
+  }
+  return ELLR_OK;
+}
+
+static ellr_status tune(ellr_cuda_matrix *d)
+{
+  cudaEvent_t e0 = NULL, e1 = NULL;
+  CU(cudaEventCreate(&e0));
+  cudaError_t e = cudaEventCreate(&e1);
+  if (e != cudaSuccess) {
+    cudaEventDestroy(e0);
+    return cu_err(e, "cudaEventCreate", __LINE__);
+  }
+  ellr_status st  = tune_with_events(d, e0, e1);
+  cudaError_t ea = cudaEventDestroy(e0), eb = cudaEventDestroy(e1);
+  if (!st && ea != cudaSuccess) st = cu_err(ea, "cudaEventDestroy", __LINE__);
+  if (!st && eb != cudaSuccess) st = cu_err(eb, "cudaEventDestroy", __LINE__);
+  return st;
+}
+
+/* ---- create / update / destroy ------------------------------------------------------------------ */
+static ellr_status free_create_scratch(ellr_cuda_matrix *d)
+{
+  ellr_status st = ELLR_OK, s2;
+  if ((s2 = dfree(&d->d_csr_rowptr)) && !st) st = s2;
+  if ((s2 = dfree(&d->d_csr_col)) && !st) st = s2;
+  if ((s2 = dfree(&d->d_csr_val)) && !st) st = s2;
+  if ((s2 = dfree(&d->d_tx)) && !st) st = s2;
+  if ((s2 = dfree(&d->d_ty)) && !st) st = s2;
+  return st;
+}
+
+static ellr_status create_device(ellr_cuda_matrix *d, const ellr_csr *a)
+{
+  const ellr_plan *pl    = &d->plan;
+  const int64_t    nnz   = d->nnz;
+  const int        tuned = !d->params.threads_per_row || !d->params.block_size;
+  if (ellr_cuda_device_count() <= 0) return ellr_error(ELLR_ERR_CUDA, "no CUDA device is available (no GPU, or no driver)");
+  size_t need = (size_t)(pl->nrows + 1) * 4 + (size_t)nnz * 12 + plan_device_bytes(pl) + (size_t)ellr_cuda_count_items(pl, 64, NULL) * 8;
+  if (tuned) need += (size_t)(pl->nrows + pl->ncols) * 8;
+  TRY(mem_check(need, "the matrix (padded storage plus the CSR upload)"));
+
+  double t0 = wall_ms();
+  TRY(dalloc(&d->d_csr_rowptr, (size_t)pl->nrows + 1, "the CSR row offsets"));
+  TRY(dalloc(&d->d_csr_col, (size_t)nnz, "the CSR column indices"));
+  TRY(dalloc(&d->d_csr_val, (size_t)nnz, "the CSR values"));
+  CU(cudaMemcpy(d->d_csr_rowptr, a->rowptr, ((size_t)pl->nrows + 1) * sizeof(int32_t), cudaMemcpyHostToDevice));
+  if (nnz) {
+    CU(cudaMemcpy(d->d_csr_col, a->colidx, (size_t)nnz * sizeof(int32_t), cudaMemcpyHostToDevice));
+    CU(cudaMemcpy(d->d_csr_val, a->val, (size_t)nnz * sizeof(double), cudaMemcpyHostToDevice));
+  }
+  d->info.upload_ms = wall_ms() - t0;
+
+  t0 = wall_ms();
+  TRY(build_layout(d, 1));
+  CU(cudaDeviceSynchronize());
+  d->info.fill_ms = wall_ms() - t0;
+
+  d->T  = d->plan.T;
+  d->bs = d->params.block_size ? d->params.block_size : 256;
+  if (tuned && pl->nrows > 0) {
+    t0 = wall_ms();
+    TRY(dalloc(&d->d_tx, (size_t)(pl->ncols > 0 ? pl->ncols : 1), "the tuning vector x"));
+    TRY(dalloc(&d->d_ty, (size_t)pl->nrows, "the tuning vector y"));
+    TRY(tune(d));
+    CU(cudaDeviceSynchronize());
+    d->info.tune_ms = wall_ms() - t0;
+  }
+  TRY(free_create_scratch(d));
+  return ELLR_OK;
+}
+
+static size_t device_bytes(const ellr_cuda_matrix *d)
+{
+  const ellr_plan *pl = &d->plan;
+  size_t           b  = (size_t)d->cap_stored * 12 + (size_t)pl->nslices * pl->C * 4 + (pl->perm ? (size_t)pl->nrows * 4 : 0) + ((size_t)pl->nslices + 1) * 8;
+  b += (size_t)d->cap_items * sizeof(int2) + (size_t)d->cap_split * 4;
+  if (d->d_x) b += 2 * d->stage_n * sizeof(double);
+  return b;
+}
+
+ellr_status ellr_cuda_create(const ellr_csr *a, const ellr_params *p, ellr_cuda_matrix **out)
+{
+  if (!out) return ellr_error(ELLR_ERR_ARG, "ellr_cuda_create: no output pointer");
+  *out = NULL;
+  if (!a || !p) return ellr_error(ELLR_ERR_ARG, "ellr_cuda_create: missing matrix or parameters");
+  ellr_cuda_matrix *d = (ellr_cuda_matrix *)calloc(1, sizeof(*d));
+  if (!d) return ellr_error(ELLR_ERR_MEM, "cannot allocate the matrix descriptor");
+  d->params = *p;
+  d->req    = g_default_kopts;
+  double      t0 = wall_ms();
+  ellr_status st = ellr_plan_create(a, p, &d->plan); /* ELLR_ERR_FILL here, before any GPU allocation */
+  if (st) {
+    free(d);
+    return st;
+  }
+  d->info.plan_ms = wall_ms() - t0;
+  d->nnz          = d->plan.stats.nnz;
+  if (a->nrows > 0 && d->nnz > 0 && (!a->colidx || !a->val)) st = ellr_error(ELLR_ERR_ARG, "CSR column indices or values are missing");
+  if (!st) st = create_device(d, a);
+  if (st) {
+    char msg[512];
+    snprintf(msg, sizeof(msg), "%s", ellr_last_error());
+    ellr_cuda_destroy(d); /* frees what was allocated; keep the first error's text */
+    ellr_error(st, "%s", msg);
+    return st;
+  }
+  *out = d;
+  return ELLR_OK;
+}
+
+ellr_status ellr_cuda_update_values(ellr_cuda_matrix *d, const ellr_csr *a)
+{
+  if (!d || !a) return ellr_error(ELLR_ERR_ARG, "ellr_cuda_update_values: missing argument");
+  const ellr_plan *pl = &d->plan;
+  if (a->nrows != pl->nrows || a->ncols != pl->ncols || !a->rowptr || a->rowptr[a->nrows] != d->nnz)
+    return ellr_error(ELLR_ERR_ARG, "ellr_cuda_update_values: the matrix is %d x %d with %lld entries, not the %d x %d with %lld planned", a->nrows, a->ncols, a->rowptr ? (long long)a->rowptr[a->nrows] : -1LL, pl->nrows, pl->ncols, (long long)d->nnz);
+  if (d->nnz == 0 || pl->nrows == 0) return ELLR_OK;
+  TRY(mem_check((size_t)(pl->nrows + 1) * 4 + (size_t)d->nnz * 8, "the values update"));
+  ellr_status st = ELLR_OK;
+  if (!(st = dalloc(&d->d_csr_rowptr, (size_t)pl->nrows + 1, "the CSR row offsets")) && !(st = dalloc(&d->d_csr_val, (size_t)d->nnz, "the CSR values"))) {
+    cudaError_t e = cudaMemcpy(d->d_csr_rowptr, a->rowptr, ((size_t)pl->nrows + 1) * sizeof(int32_t), cudaMemcpyHostToDevice);
+    if (e == cudaSuccess) e = cudaMemcpy(d->d_csr_val, a->val, (size_t)d->nnz * sizeof(double), cudaMemcpyHostToDevice);
+    if (e == cudaSuccess) {
+      const int64_t threads = (int64_t)pl->nslices * pl->C * pl->T;
+      ellr_kernel_fill<<<(unsigned)((threads + 255) / 256), 256>>>((int64_t)pl->nslices * pl->C, pl->nrows, pl->C, pl->T, d->d_slice_start, d->d_rowlen, d->d_perm, d->d_csr_rowptr, NULL, d->d_csr_val, d->d_col, d->d_val, 1);
+      e = cudaGetLastError();
+    }
+    if (e != cudaSuccess) st = cu_err(e, "the values update", __LINE__);
+  }
+  ellr_status s2 = dfree(&d->d_csr_rowptr); /* cudaFree waits for the fill */
+  if (!st) st = s2;
+  s2 = dfree(&d->d_csr_val);
+  if (!st) st = s2;
+  return st;
+}
+
+static ellr_status ensure_staging(ellr_cuda_matrix *d)
+{
+  if (d->h_x) return ELLR_OK;
+  const size_t n = (size_t)(d->plan.nrows > d->plan.ncols ? d->plan.nrows : d->plan.ncols) + 1;
+  TRY(mem_check(2 * n * sizeof(double), "the staging vectors"));
+  CU(cudaMallocHost((void **)&d->h_x, n * sizeof(double)));
+  cudaError_t e = cudaMallocHost((void **)&d->h_y, n * sizeof(double));
+  if (e == cudaSuccess) e = cudaMalloc((void **)&d->d_x, n * sizeof(double));
+  if (e == cudaSuccess) e = cudaMalloc((void **)&d->d_y, n * sizeof(double));
+  if (e != cudaSuccess) {
+    if (d->h_x) cudaFreeHost(d->h_x);
+    if (d->h_y) cudaFreeHost(d->h_y);
+    if (d->d_x) cudaFree(d->d_x);
+    d->h_x = d->h_y = d->d_x = d->d_y = NULL;
+    return cu_err(e, "allocating the staging vectors", __LINE__);
+  }
+  d->stage_n = n;
+  return ELLR_OK;
+}
+
+ellr_status ellr_cuda_mult_host(ellr_cuda_matrix *d, const double *x, const double *z, double *y, int transpose)
+{
+  if (!d) return ellr_error(ELLR_ERR_ARG, "ellr_cuda_mult_host: no matrix");
+  const size_t nin = (size_t)(transpose ? d->plan.nrows : d->plan.ncols), nout = (size_t)(transpose ? d->plan.ncols : d->plan.nrows);
+  if (nout == 0) return ELLR_OK;
+  TRY(ensure_staging(d));
+  if (nin) {
+    memcpy(d->h_x, x, nin * sizeof(double));
+    CU(cudaMemcpyAsync(d->d_x, d->h_x, nin * sizeof(double), cudaMemcpyHostToDevice, 0));
+  }
+  if (z) {
+    memcpy(d->h_y, z, nout * sizeof(double));
+    CU(cudaMemcpyAsync(d->d_y, d->h_y, nout * sizeof(double), cudaMemcpyHostToDevice, 0));
+  }
+  TRY(ellr_cuda_mult(d, d->d_x, z ? d->d_y : NULL, d->d_y, transpose, NULL));
+  CU(cudaMemcpyAsync(d->h_y, d->d_y, nout * sizeof(double), cudaMemcpyDeviceToHost, 0));
+  CU(cudaStreamSynchronize(0));
+  memcpy(y, d->h_y, nout * sizeof(double));
+  return ELLR_OK;
+}
+
+void ellr_cuda_get_info(const ellr_cuda_matrix *d, ellr_cuda_info *info)
+{
+  *info                 = d->info;
+  info->threads_per_row = d->plan.T;
+  info->block_size      = d->bs;
+  info->device_bytes    = device_bytes(d);
+  info->plan            = &d->plan;
+}
+
+ellr_status ellr_cuda_destroy(ellr_cuda_matrix *d)
+{
+  if (!d) return ELLR_OK;
+  ellr_status st = free_create_scratch(d), s2;
+#define FREE1(p) \
+  if ((s2 = dfree(&d->p)) && !st) st = s2
+  FREE1(d_slice_start);
+  FREE1(d_rowlen);
+  FREE1(d_perm);
+  FREE1(d_col);
+  FREE1(d_val);
+  FREE1(d_items);
+  FREE1(d_split);
+  FREE1(d_x);
+  FREE1(d_y);
+#undef FREE1
+  if (d->h_x) {
+    cudaError_t e = cudaFreeHost(d->h_x);
+    if (e != cudaSuccess && !st) st = cu_err(e, "cudaFreeHost", __LINE__);
+  }
+  if (d->h_y) {
+    cudaError_t e = cudaFreeHost(d->h_y);
+    if (e != cudaSuccess && !st) st = cu_err(e, "cudaFreeHost", __LINE__);
+  }
+  ellr_plan_destroy(&d->plan);
+  free(d);
+  return st;
+}
+
+/* ---- internal knobs (ellr_cuda_internal.cuh) ---------------------------------------------------- */
+ellr_status ellr_cuda_set_kopts(ellr_cuda_matrix *d, const ellr_cuda_kopts *o)
+{
+  d->req = o ? *o : g_default_kopts;
+  resolve_kopts(d);
+  return build_items(d);
+}
+
+void ellr_cuda_get_kopts(const ellr_cuda_matrix *d, ellr_cuda_kopts *o)
+{
+  o->kernel = d->kernel;
+  o->uselen = d->uselen;
+  o->chunk  = d->J;
+  o->loads  = d->loads;
+}
+
+void ellr_cuda_set_default_kopts(const ellr_cuda_kopts *o)
+{
+  static const ellr_cuda_kopts automatic = {0, -1, 0, 0};
+  g_default_kopts                        = o ? *o : automatic;
+}
