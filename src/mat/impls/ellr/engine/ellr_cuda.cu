@@ -3,8 +3,8 @@
 
   create:  host plan (ellr_plan_create: the fill check happens there, before any GPU allocation)
            -> GPU memory check (cudaMemGetInfo) -> CSR uploaded once -> layout filled on the GPU
-           -> (T, BS) tuned when asked for 0: each T candidate is a host re-tile of the plan (O(n),
-           no re-sort) plus a device refill, each timed with CUDA events -> CSR freed.
+           -> (T, BS) tuned when asked for 0: each T candidate is a host re-plan (O(n)) plus a
+           device refill, each timed with CUDA events -> CSR freed.
   update:  values (and row offsets) uploaded to a scratch buffer, values scattered on the GPU.
   mult:    one kernel launch (two when a chunked layout splits slices), any stream.
   Every CUDA call is checked; errors come back as ELLR_ERR_CUDA with ellr_last_error() text, and a
@@ -38,6 +38,7 @@ struct ellr_cuda_matrix {
   /* CSR upload (create only) */
   int32_t *d_csr_rowptr, *d_csr_col;
   double  *d_csr_val;
+  const ellr_csr *host_csr; /* create only */
   /* tuning vectors (create only) */
   double *d_tx, *d_ty;
   /* pinned staging for ellr_cuda_mult_host */
@@ -46,7 +47,7 @@ struct ellr_cuda_matrix {
   ellr_cuda_info info;
 };
 
-static ellr_cuda_kopts g_default_kopts = {0, -1, 0, 0};
+static ellr_cuda_kopts g_default_kopts = {0, -1, 0, -1};
 
 static double wall_ms(void)
 {
@@ -115,52 +116,6 @@ static size_t plan_device_bytes(const ellr_plan *pl)
   return pl->stats.bytes; /* values + columns + rowlen + perm + slice offsets, as on the host */
 }
 
-ellr_status ellr_cuda_plan_retile(const ellr_plan *src, int T, double max_fill, ellr_plan *pl)
-{
-  memset(pl, 0, sizeof(*pl));
-  if (T < 1 || T > ELLR_MAX_THREADS_PER_ROW || (T & (T - 1))) return ellr_error(ELLR_ERR_ARG, "threads per row %d is not one of 1, 2, 4, 8, 16, 32", T);
-  const int32_t n = src->nrows;
-  *pl             = *src;
-  pl->T           = T;
-  pl->perm        = NULL;
-  const size_t nstoredrows = (size_t)src->nslices * (size_t)src->C;
-  pl->rowlen               = (int32_t *)malloc((nstoredrows ? nstoredrows : 1) * sizeof(int32_t));
-  pl->slice_start          = (int64_t *)malloc(((size_t)src->nslices + 1) * sizeof(int64_t));
-  if (src->perm) pl->perm = (int32_t *)malloc((size_t)n * sizeof(int32_t));
-  int32_t *len = src->perm ? (int32_t *)malloc((size_t)n * sizeof(int32_t)) : NULL;
-  if (!pl->rowlen || !pl->slice_start || (src->perm && (!pl->perm || !len))) {
-    free(len);
-    ellr_plan_destroy(pl);
-    return ellr_error(ELLR_ERR_MEM, "cannot allocate the plan of %d rows", n);
-  }
-  memcpy(pl->rowlen, src->rowlen, nstoredrows * sizeof(int32_t));
-  if (src->perm) memcpy(pl->perm, src->perm, (size_t)n * sizeof(int32_t));
-  pl->slice_start[0] = 0;
-  for (int32_t s = 0; s < pl->nslices; s++) {
-    int32_t width = 0;
-    for (int32_t i = s * pl->C; i < (s + 1) * pl->C && i < n; i++)
-      if (pl->rowlen[i] > width) width = pl->rowlen[i];
-    width                  = (width + T - 1) / T * T;
-    pl->slice_start[s + 1] = pl->slice_start[s] + (int64_t)width * pl->C;
-  }
-  ellr_stats *sx = &pl->stats;
-  sx->nstored    = pl->slice_start[pl->nslices];
-  sx->fill       = sx->nnz ? (double)sx->nstored / (double)sx->nnz : 1.0;
-  sx->bytes      = (size_t)sx->nstored * (sizeof(double) + sizeof(int32_t)) + nstoredrows * sizeof(int32_t) + (pl->perm ? (size_t)n * sizeof(int32_t) : 0) + ((size_t)pl->nslices + 1) * sizeof(int64_t);
-  sx->niter      = ellr_warp_iterations(pl->rowlen, n, T);
-  if (len) {
-    for (int32_t i = 0; i < n; i++) len[pl->perm[i]] = pl->rowlen[i];
-    sx->niter_unsorted = ellr_warp_iterations(len, n, T);
-    free(len);
-  } else sx->niter_unsorted = sx->niter;
-  if (max_fill > 0 && sx->nnz > 0 && sx->fill > max_fill) {
-    ellr_status st = ellr_error(ELLR_ERR_FILL, "the padded storage would hold %lld entries for %lld nonzeros (fill ratio %.1f > max fill %.1f; longest row %d, mean %.1f, %.1f MB)", (long long)sx->nstored, (long long)sx->nnz, sx->fill, max_fill, sx->maxrowlen, sx->meanrowlen, sx->bytes / 1e6);
-    ellr_plan_destroy(pl);
-    return st;
-  }
-  return ELLR_OK;
-}
-
 static inline int64_t slice_blocks(const ellr_plan *pl, int32_t s) { return (pl->slice_start[s + 1] - pl->slice_start[s]) / ((int64_t)pl->C * pl->T); }
 
 int64_t ellr_cuda_count_items(const ellr_plan *pl, int J, int64_t *nsplit)
@@ -180,21 +135,25 @@ int64_t ellr_cuda_count_items(const ellr_plan *pl, int J, int64_t *nsplit)
 /* ---- kernel options and work items ------------------------------------------------------------ */
 static void resolve_kopts(ellr_cuda_matrix *d)
 {
-  const ellr_plan *pl = &d->plan;
-  const int64_t    CT = (int64_t)pl->C * pl->T;
+  const ellr_plan *pl       = &d->plan;
+  const int64_t    CT       = (int64_t)pl->C * pl->T;
   const int        chunk_ok = CT % 32 == 0;
-  if (d->req.kernel == 1) d->kernel = 1;
-  else if (d->req.kernel == 2) d->kernel = chunk_ok ? 2 : 1;
-  else d->kernel = (chunk_ok && pl->nslices > 1) ? 2 : 1;
-  if (d->req.uselen == 0 || d->req.uselen == 1) d->uselen = d->req.uselen;
-  else d->uselen = 12.0 * (double)(pl->stats.nstored - pl->stats.nnz) > 4.0 * (double)pl->nrows; /* padding read vs rowlen read */
-  d->loads = d->req.loads == 1 ? 1 : 0;
   if (d->req.chunk > 0) d->J = d->req.chunk;
   else if (d->req.chunk < 0) d->J = INT_MAX;
   else {
+    /* measured (H200): power-law 2M equal within 2% for 64..256 column blocks per item, 2x slower
+       at 1024; memplus wants small items (one launch too few to hide a 287-block slice) */
     const double avg = pl->nslices ? (double)pl->stats.nstored / ((double)CT * pl->nslices) : 0.0;
-    d->J             = avg * 2 > 64 ? (int)(avg * 2) : 64;
+    d->J             = avg * 4 > 64 ? (int)(avg * 4) : 64;
   }
+  int64_t nsplit = 0;
+  if (chunk_ok) ellr_cuda_count_items(pl, d->J, &nsplit);
+  if (d->req.kernel == 1) d->kernel = 1;
+  else if (d->req.kernel == 2) d->kernel = chunk_ok ? 2 : 1;
+  else d->kernel = (chunk_ok && nsplit > 0) ? 2 : 1; /* chunks only where a slice is long enough to cut */
+  if (d->req.uselen == 0 || d->req.uselen == 1) d->uselen = d->req.uselen;
+  else d->uselen = 12.0 * (double)(pl->stats.nstored - pl->stats.nnz) > 4.0 * (double)pl->nrows; /* padding read vs rowlen read */
+  d->loads = d->req.loads == 1 ? 1 : 0;
 }
 
 static ellr_status build_items(ellr_cuda_matrix *d)
@@ -377,10 +336,13 @@ ellr_status ellr_cuda_mult(ellr_cuda_matrix *d, const double *x, const double *z
 }
 
 /* ---- tuning ------------------------------------------------------------------------------------ */
+/* Another T: re-plan on the host (O(n): the full sort is a counting sort) and refill on the GPU. */
 static ellr_status retile(ellr_cuda_matrix *d, int T)
 {
-  ellr_plan np;
-  TRY(ellr_cuda_plan_retile(&d->plan, T, d->params.max_fill, &np));
+  ellr_plan   np;
+  ellr_params p     = d->params;
+  p.threads_per_row = T;
+  TRY(ellr_plan_create(d->host_csr, &p, &np));
   ellr_plan_destroy(&d->plan);
   d->plan = np;
   d->T    = T;
@@ -398,6 +360,16 @@ static ellr_status time_product(ellr_cuda_matrix *d, cudaEvent_t e0, cudaEvent_t
   return ELLR_OK;
 }
 
+/* The faster of two timed products. */
+static ellr_status time_best2(ellr_cuda_matrix *d, cudaEvent_t e0, cudaEvent_t e1, float *ms)
+{
+  float t1, t2;
+  TRY(time_product(d, e0, e1, &t1));
+  TRY(time_product(d, e0, e1, &t2));
+  *ms = t1 < t2 ? t1 : t2;
+  return ELLR_OK;
+}
+
 static ellr_status tune_with_events(ellr_cuda_matrix *d, cudaEvent_t e0, cudaEvent_t e1)
 {
   const ellr_params *p   = &d->params;
@@ -411,15 +383,14 @@ static ellr_status tune_with_events(ellr_cuda_matrix *d, cudaEvent_t e0, cudaEve
     if (T0 * 2 <= ELLR_MAX_THREADS_PER_ROW) Ts[nT++] = T0 * 2;
     if (T0 * 4 <= ELLR_MAX_THREADS_PER_ROW) Ts[nT++] = T0 * 4;
   }
-  const int64_t nx = d->plan.ncols > d->plan.nrows ? d->plan.ncols : d->plan.nrows;
   if (d->plan.ncols > 0) {
     ellr_kernel_init_x<<<(unsigned)((d->plan.ncols + 255) / 256), 256>>>(d->plan.ncols, d->d_tx);
     CU(cudaGetLastError());
   }
-  (void)nx;
   int   bestT = T0;
-  float best  = 1e30f;
+  float best  = 1e30f, ms;
   d->bs       = bs0;
+  TRY(time_product(d, e0, e1, &ms)); /* warm-up: module load, first touch */
   for (int k = 0; k < nT; k++) {
     if (Ts[k] != d->plan.T) {
       ellr_status st = retile(d, Ts[k]);
@@ -431,28 +402,39 @@ static ellr_status tune_with_events(ellr_cuda_matrix *d, cudaEvent_t e0, cudaEve
       }
       if (st) return st;
     }
-    float ms, t1, t2;
-    TRY(time_product(d, e0, e1, &ms)); /* warm-up (first touch of a new layout) */
-    TRY(time_product(d, e0, e1, &t1));
-    TRY(time_product(d, e0, e1, &t2));
-    ms = t1 < t2 ? t1 : t2;
+    TRY(time_best2(d, e0, e1, &ms));
     if (ms < best) {
       best  = ms;
       bestT = Ts[k];
     }
   }
   if (d->plan.T != bestT) TRY(retile(d, bestT));
+  /* kernel options left automatic: the other stopping rule (row length / slice width), the other load path */
+  if (d->req.uselen != 0 && d->req.uselen != 1) {
+    const int was = d->uselen;
+    d->uselen     = !was;
+    TRY(time_best2(d, e0, e1, &ms));
+    if (ms < best) best = ms;
+    else d->uselen = was;
+    d->req.uselen = d->uselen;
+  }
+  if (d->req.loads != 0 && d->req.loads != 1) {
+    const int was = d->loads;
+    d->loads      = !was;
+    TRY(time_best2(d, e0, e1, &ms));
+    if (ms < best) best = ms;
+    else d->loads = was;
+    d->req.loads = d->loads;
+  }
   if (!p->block_size) {
     static const int bss[] = {128, 256, 512};
     int              bestbs = bs0;
     for (int k = 0; k < 3; k++) {
       if (bss[k] == bs0) continue;
-      float t1, t2;
       d->bs = bss[k];
-      TRY(time_product(d, e0, e1, &t1));
-      TRY(time_product(d, e0, e1, &t2));
-      if ((t1 < t2 ? t1 : t2) < best) {
-        best   = t1 < t2 ? t1 : t2;
+      TRY(time_best2(d, e0, e1, &ms));
+      if (ms < best) {
+        best   = ms;
         bestbs = bss[k];
       }
     }
@@ -555,6 +537,7 @@ ellr_status ellr_cuda_create(const ellr_csr *a, const ellr_params *p, ellr_cuda_
   }
   d->info.plan_ms = wall_ms() - t0;
   d->nnz          = d->plan.stats.nnz;
+  d->host_csr     = a;
   if (a->nrows > 0 && d->nnz > 0 && (!a->colidx || !a->val)) st = ellr_error(ELLR_ERR_ARG, "CSR column indices or values are missing");
   if (!st) st = create_device(d, a);
   if (st) {
@@ -564,7 +547,8 @@ ellr_status ellr_cuda_create(const ellr_csr *a, const ellr_params *p, ellr_cuda_
     ellr_error(st, "%s", msg);
     return st;
   }
-  *out = d;
+  d->host_csr = NULL;
+  *out        = d;
   return ELLR_OK;
 }
 
@@ -691,6 +675,6 @@ void ellr_cuda_get_kopts(const ellr_cuda_matrix *d, ellr_cuda_kopts *o)
 
 void ellr_cuda_set_default_kopts(const ellr_cuda_kopts *o)
 {
-  static const ellr_cuda_kopts automatic = {0, -1, 0, 0};
+  static const ellr_cuda_kopts automatic = {0, -1, 0, -1};
   g_default_kopts                        = o ? *o : automatic;
 }

@@ -13,9 +13,9 @@ extern "C" {
 
 typedef struct {
   int kernel; /* 0 automatic, 1 rows (T lanes per row), 2 chunks (needs C*T % 32 == 0) */
-  int uselen; /* -1 automatic, 0 stop at the slice width (padding skipped by column -1), 1 at the row length */
+  int uselen; /* -1 automatic (tuned with T), 0 stop at the slice width (padding skipped by column -1), 1 at the row length */
   int chunk;  /* chunks: column blocks per work item; 0 automatic, < 0 never split a slice */
-  int loads;  /* 0 read-only path (__ldg), 1 streaming (__ldcs) for the matrix words */
+  int loads;  /* -1 automatic (tuned with T), 0 read-only path (__ldg), 1 streaming (__ldcs) for the matrix words */
 } ellr_cuda_kopts;
 
 /* Sets the kernel options (rebuilds the work items when needed); get returns the resolved ones. */
@@ -24,12 +24,8 @@ void        ellr_cuda_get_kopts(const ellr_cuda_matrix *d, ellr_cuda_kopts *o);
 /* Kernel options used by ellr_cuda_create (autotuning included) from now on; NULL = automatic. */
 void ellr_cuda_set_default_kopts(const ellr_cuda_kopts *o);
 
-/* The plan of the same rows and order for another T, in O(n) without re-sorting: equal to what
-   ellr_plan_create would return with that T.  max_fill as in ellr_params. */
-ellr_status ellr_cuda_plan_retile(const ellr_plan *src, int T, double max_fill, ellr_plan *dst);
-
 /* Work items of the chunks kernel for a plan (host): returns the number of items and of split
-   slices for column-block budget J (J <= 0: no splitting).  items may be NULL (count only). */
+   slices for column-block budget J (J <= 0: no splitting). */
 int64_t ellr_cuda_count_items(const ellr_plan *pl, int J, int64_t *nsplit);
 
 #ifdef __cplusplus

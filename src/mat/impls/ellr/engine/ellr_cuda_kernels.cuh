@@ -68,6 +68,16 @@ __device__ __forceinline__ int32_t ellr_slice_blocks(int64_t s0, int64_t s1, int
   return (int32_t)(d / (uint64_t)CT);
 }
 
+/* x[c]; with CHECKCOL, padding (c = -1) gives 0.0: the load of x[0] is unconditional and the
+   select comes after it (a predicated load doubled the registers), so Inf/NaN in x stay out. */
+template <bool CHECKCOL>
+__device__ __forceinline__ double ellr_ldx(const double *__restrict__ x, int32_t c)
+{
+  if (!CHECKCOL) return __ldg(x + c);
+  const double v = __ldg(x + max(c, 0));
+  return c >= 0 ? v : 0.0;
+}
+
 /* sum over j < nit of val[j*CT] * x[col[j*CT]], four column blocks of loads in flight. */
 template <bool CHECKCOL, int LD>
 __device__ __forceinline__ double ellr_dot(const int32_t *__restrict__ cp, const double *__restrict__ vp, int64_t CT, int nit, const double *__restrict__ x)
@@ -77,10 +87,10 @@ __device__ __forceinline__ double ellr_dot(const int32_t *__restrict__ cp, const
   for (; j + 4 <= nit; j += 4) {
     const int32_t c0 = ellr_ldi<LD>(cp), c1 = ellr_ldi<LD>(cp + CT), c2 = ellr_ldi<LD>(cp + 2 * CT), c3 = ellr_ldi<LD>(cp + 3 * CT);
     const double  v0 = ellr_ldd<LD>(vp), v1 = ellr_ldd<LD>(vp + CT), v2 = ellr_ldd<LD>(vp + 2 * CT), v3 = ellr_ldd<LD>(vp + 3 * CT);
-    const double  x0 = (!CHECKCOL || c0 >= 0) ? __ldg(x + c0) : 0.0;
-    const double  x1 = (!CHECKCOL || c1 >= 0) ? __ldg(x + c1) : 0.0;
-    const double  x2 = (!CHECKCOL || c2 >= 0) ? __ldg(x + c2) : 0.0;
-    const double  x3 = (!CHECKCOL || c3 >= 0) ? __ldg(x + c3) : 0.0;
+    const double  x0 = ellr_ldx<CHECKCOL>(x, c0);
+    const double  x1 = ellr_ldx<CHECKCOL>(x, c1);
+    const double  x2 = ellr_ldx<CHECKCOL>(x, c2);
+    const double  x3 = ellr_ldx<CHECKCOL>(x, c3);
     sum = fma(v0, x0, sum);
     sum = fma(v1, x1, sum);
     sum = fma(v2, x2, sum);
@@ -91,7 +101,7 @@ __device__ __forceinline__ double ellr_dot(const int32_t *__restrict__ cp, const
   for (; j < nit; j++) {
     const int32_t c = ellr_ldi<LD>(cp);
     const double  v = ellr_ldd<LD>(vp);
-    if (!CHECKCOL || c >= 0) sum = fma(v, __ldg(x + c), sum);
+    sum             = fma(v, ellr_ldx<CHECKCOL>(x, c), sum);
     cp += CT;
     vp += CT;
   }

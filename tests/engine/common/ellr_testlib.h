@@ -1,0 +1,71 @@
+/*
+  ellr_testlib.h - PETSc-free helpers shared by the engine tests and the spmv benchmark:
+  an owning CSR, deterministic generators (random odd shapes, power-law rows, stencils),
+  a Matrix Market (.mtx / .mtx.gz) reader, and the reference CSR products.
+*/
+#ifndef ELLR_TESTLIB_H
+#define ELLR_TESTLIB_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ellr.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* An owning CSR matrix (32-bit indices, double values). */
+typedef struct {
+  int32_t  nrows, ncols;
+  int32_t *rowptr; /* [nrows + 1] */
+  int32_t *colidx; /* [nnz] */
+  double  *val;    /* [nnz] */
+} tcsr;
+
+static inline int64_t tcsr_nnz(const tcsr *a) { return a->rowptr ? a->rowptr[a->nrows] : 0; }
+ellr_csr tcsr_view(const tcsr *a);
+void     tcsr_free(tcsr *a);
+/* Allocates rowptr (zeroed) and room for nnz entries; returns 0 on success. */
+int tcsr_alloc(tcsr *a, int32_t nrows, int32_t ncols, int64_t nnz);
+
+/* Deterministic random numbers (splitmix64). */
+uint64_t trng_next(uint64_t *state);
+double   trng_unif(uint64_t *state);                  /* [0, 1) */
+int64_t  trng_below(uint64_t *state, int64_t bound);  /* [0, bound) */
+double   trng_value(uint64_t *state);                 /* [-1, -0.1] u [0.1, 1]: never zero */
+
+/* Random matrix: row lengths uniform in [0, 2 * meanlen] (clamped to ncols), a fraction
+   pempty of rows left empty, optionally one dense row (index dense_row, all ncols columns),
+   distinct columns in random order inside each row.  Returns 0 on success. */
+int tcsr_random(tcsr *a, int32_t nrows, int32_t ncols, double meanlen, double pempty, int32_t dense_row, uint64_t seed);
+/* Power-law row lengths: Pareto(xmin, alpha) clamped to [1, maxlen] (and ncols), columns uniform
+   random and distinct inside each row, sorted.  Returns 0 on success. */
+int tcsr_powerlaw(tcsr *a, int32_t nrows, int32_t ncols, double xmin, double alpha, int32_t maxlen, uint64_t seed);
+/* Stencils on N^d grids (natural ordering), values: diagonal 2d+1-ish, off-diagonal -1 +- small. */
+int tcsr_stencil_3d7(tcsr *a, int32_t N);
+int tcsr_stencil_3d27(tcsr *a, int32_t N);
+int tcsr_stencil_2d5(tcsr *a, int32_t N);
+/* Replaces all values by new random ones (same pattern). */
+void tcsr_randomize_values(tcsr *a, uint64_t seed);
+
+/* Matrix Market reader (coordinate real/integer/pattern, general/symmetric/skew-symmetric;
+   symmetric files are expanded; duplicates summed; pattern values 1.0).  Reads .gz through
+   zlib, loaded at run time (libz.so.1); plain files always.  Returns 0 or sets err. */
+int tcsr_read_mtx(tcsr *a, const char *path, char *err, size_t errlen);
+
+/* Reference products in CSR order.  z may be NULL or alias y. */
+void tcsr_spmv(const tcsr *a, const double *x, const double *z, double *y);
+void tcsr_spmv_transpose(const tcsr *a, const double *x, const double *z, double *y);
+
+/* max |y - ref| / max |ref| (absolute when ref is 0); NaN or Inf anywhere gives INFINITY. */
+double trel_err(const double *y, const double *ref, int64_t n);
+void   tfill_nan(double *y, int64_t n);
+void   tfill_random(double *y, int64_t n, uint64_t seed);
+
+double twall_ms(void);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,343 @@
+/*
+  test_engine.c - differential test of the storage engine on the CPU (PETSc-free).
+
+  Random CSR matrices of odd shapes x layout parameters -> ellr_cpu_mult / ellr_cpu_mult_transpose
+  (with and without z, z aliasing y), compared with a CSR reference; outputs are poisoned (NaN)
+  before each product.  Also: the values-only refill, the plan's statistics against brute-force
+  counts, the layout itself (every entry where ellr_pos says, padding column 0 / value 0), and
+  the error paths.  Prints a few summary lines and "test_engine: N checks passed".
+*/
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ellr.h"
+#include "ellr_testlib.h"
+
+static long g_checks, g_failed;
+
+#define CHECK(cond, ...) \
+  do { \
+    g_checks++; \
+    if (!(cond)) { \
+      g_failed++; \
+      if (g_failed <= 30) { \
+        printf("FAIL %s:%d: ", __FILE__, __LINE__); \
+        printf(__VA_ARGS__); \
+        printf("\n"); \
+      } \
+    } \
+  } while (0)
+
+#define TOL 1e-12
+
+typedef struct {
+  const char *name;
+  tcsr        a;
+} shape;
+
+/* ---- brute-force reference of the plan ------------------------------------------------- */
+/* Stable order of decreasing length inside windows, by selection (O(n^2) per window, small n). */
+static void brute_perm(const int32_t *len, int32_t n, int32_t window, int32_t *perm)
+{
+  char *used = (char *)calloc((size_t)n + 1, 1);
+  if (window <= 0) window = n;
+  for (int32_t w = 0; w < n; w += window) {
+    const int32_t end = w + window < n ? w + window : n;
+    for (int32_t i = w; i < end; i++) {
+      int32_t best = -1;
+      for (int32_t r = w; r < end; r++)
+        if (!used[r] && (best < 0 || len[r] > len[best])) best = r;
+      used[best] = 1;
+      perm[i]    = best;
+    }
+  }
+  free(used);
+}
+
+/* Warp iterations by simulation: a warp of 32/T rows loops while any row has entries left. */
+static int64_t brute_niter(const int32_t *len, int32_t n, int32_t T)
+{
+  int64_t it = 0;
+  for (int32_t w = 0; w < n; w += 32 / T) {
+    int32_t left[32];
+    int     m = 0;
+    for (int32_t i = w; i < n && i < w + 32 / T; i++) left[m++] = len[i];
+    for (;;) {
+      int any = 0;
+      for (int q = 0; q < m; q++)
+        if (left[q] > 0) any = 1;
+      if (!any) break;
+      it++;
+      for (int q = 0; q < m; q++) left[q] -= T;
+    }
+  }
+  return it;
+}
+
+static void check_plan(const char *name, const tcsr *a, const ellr_params *p, const ellr_matrix *m)
+{
+  const ellr_plan *pl = &m->plan;
+  const int32_t    n  = a->nrows;
+  const int64_t    nnz = tcsr_nnz(a);
+  int32_t         *len = (int32_t *)malloc(((size_t)n + 1) * sizeof(int32_t));
+  int32_t         *perm = (int32_t *)malloc(((size_t)n + 1) * sizeof(int32_t));
+  int32_t         *slen = (int32_t *)malloc(((size_t)n + 1) * sizeof(int32_t));
+  int32_t          maxlen = 0;
+  for (int32_t r = 0; r < n; r++) {
+    len[r] = a->rowptr[r + 1] - a->rowptr[r];
+    if (len[r] > maxlen) maxlen = len[r];
+  }
+  const int32_t T = p->threads_per_row ? p->threads_per_row : ellr_default_threads_per_row(n ? (double)nnz / n : 0.0);
+  const int32_t C = (p->slice_height > 0 && p->slice_height < n) ? p->slice_height : (n ? n : 1); /* a slice taller than the matrix is the whole matrix */
+  CHECK(pl->T == T && pl->C == C && pl->nrows == n && pl->ncols == a->ncols, "%s: geometry T %d/%d C %d/%d", name, pl->T, T, pl->C, C);
+  const int sorted = p->sort_rows && n > 1;
+  CHECK(sorted ? pl->perm != NULL : pl->perm == NULL, "%s: perm presence", name);
+  if (sorted) {
+    brute_perm(len, n, p->sort_window, perm);
+    int same = 1;
+    for (int32_t i = 0; i < n; i++) same &= perm[i] == pl->perm[i];
+    CHECK(same, "%s: permutation differs from a stable sort by decreasing length", name);
+  } else
+    for (int32_t i = 0; i < n; i++) perm[i] = i;
+  for (int32_t i = 0; i < n; i++) slen[i] = len[perm[i]];
+  /* brute nstored: per slice the widest row rounded up to T, times C */
+  const int32_t nslices = (n + C - 1) / C;
+  int64_t       nstored = 0, rl_ok = 1;
+  for (int32_t s = 0; s < nslices; s++) {
+    int32_t w = 0;
+    for (int32_t i = s * C; i < n && i < (s + 1) * C; i++) w = slen[i] > w ? slen[i] : w;
+    w = (w + T - 1) / T * T;
+    CHECK(pl->slice_start[s] == nstored, "%s: slice_start[%d]", name, s);
+    nstored += (int64_t)w * C;
+  }
+  for (int64_t i = 0; i < (int64_t)nslices * C; i++) rl_ok &= pl->rowlen[i] == (i < n ? slen[i] : 0);
+  CHECK(rl_ok, "%s: rowlen in stored order", name);
+  CHECK(pl->nslices == nslices && pl->slice_start[nslices] == nstored && pl->stats.nstored == nstored, "%s: nstored %lld vs %lld", name, (long long)pl->stats.nstored, (long long)nstored);
+  CHECK(pl->stats.nnz == nnz && pl->stats.maxrowlen == maxlen, "%s: nnz/maxrowlen", name);
+  CHECK(fabs(pl->stats.fill - (nnz ? (double)nstored / nnz : 1.0)) < 1e-12, "%s: fill %g", name, pl->stats.fill);
+  CHECK(fabs(pl->stats.meanrowlen - (n ? (double)nnz / n : 0.0)) < 1e-12, "%s: meanrowlen", name);
+  const size_t bytes = (size_t)nstored * 12 + (size_t)nslices * C * 4 + (sorted ? (size_t)n * 4 : 0) + ((size_t)nslices + 1) * 8;
+  CHECK(pl->stats.bytes == bytes, "%s: bytes %zu vs %zu", name, pl->stats.bytes, bytes);
+  CHECK(pl->stats.niter == brute_niter(slen, n, T), "%s: niter %lld vs %lld", name, (long long)pl->stats.niter, (long long)brute_niter(slen, n, T));
+  CHECK(pl->stats.niter_unsorted == brute_niter(len, n, T), "%s: niter_unsorted", name);
+
+  /* the layout: each entry at ellr_pos, padding column 0 and value 0.0 */
+  char *hit = (char *)calloc((size_t)nstored + 1, 1);
+  int   lay_ok = 1;
+  for (int32_t i = 0; i < n; i++) {
+    const int32_t r = perm[i];
+    for (int32_t k = 0; k < slen[i]; k++) {
+      const int64_t s  = i / C;
+      const int64_t ps = pl->slice_start[s] + (int64_t)(k / T) * C * T + (int64_t)(i % C) * T + k % T;
+      lay_ok &= ps == ellr_pos(pl, i, k) && ps < nstored && !hit[ps];
+      if (ps < nstored) {
+        hit[ps] = 1;
+        lay_ok &= m->col[ps] == a->colidx[a->rowptr[r] + k] && m->val[ps] == a->val[a->rowptr[r] + k];
+      }
+    }
+  }
+  for (int64_t q = 0; q < nstored; q++)
+    if (!hit[q]) lay_ok &= m->col[q] == 0 && m->val[q] == 0.0;
+  CHECK(lay_ok, "%s: layout positions/padding", name);
+  free(hit);
+  free(len);
+  free(perm);
+  free(slen);
+}
+
+/* ---- products -------------------------------------------------------------------------- */
+static void check_products(const char *name, const tcsr *a, const ellr_matrix *m, uint64_t seed)
+{
+  const int32_t n = a->nrows, nc = a->ncols;
+  const size_t  big = (size_t)(n > nc ? n : nc) + 1;
+  double *x = (double *)malloc(big * sizeof(double)), *z = (double *)malloc(big * sizeof(double));
+  double *y = (double *)malloc(big * sizeof(double)), *ref = (double *)malloc(big * sizeof(double));
+  double  e;
+
+  /* y = A x */
+  tfill_random(x, nc, seed);
+  tfill_random(z, n, seed + 1);
+  tcsr_spmv(a, x, NULL, ref);
+  tfill_nan(y, n);
+  ellr_cpu_mult(m, x, NULL, y);
+  e = trel_err(y, ref, n);
+  CHECK(e <= TOL, "%s: mult err %g", name, e);
+  /* y = A x + z */
+  tcsr_spmv(a, x, z, ref);
+  tfill_nan(y, n);
+  ellr_cpu_mult(m, x, z, y);
+  e = trel_err(y, ref, n);
+  CHECK(e <= TOL, "%s: multadd err %g", name, e);
+  /* y = A x + y (z aliases y) */
+  memcpy(y, z, (size_t)n * sizeof(double));
+  ellr_cpu_mult(m, x, y, y);
+  e = trel_err(y, ref, n);
+  CHECK(e <= TOL, "%s: multadd aliased err %g", name, e);
+
+  /* y = A^T x (+ z) */
+  tfill_random(x, n, seed + 2);
+  tfill_random(z, nc, seed + 3);
+  tcsr_spmv_transpose(a, x, NULL, ref);
+  tfill_nan(y, nc);
+  ellr_cpu_mult_transpose(m, x, NULL, y);
+  e = trel_err(y, ref, nc);
+  CHECK(e <= TOL, "%s: transpose err %g", name, e);
+  tcsr_spmv_transpose(a, x, z, ref);
+  tfill_nan(y, nc);
+  ellr_cpu_mult_transpose(m, x, z, y);
+  e = trel_err(y, ref, nc);
+  CHECK(e <= TOL, "%s: transpose add err %g", name, e);
+  memcpy(y, z, (size_t)nc * sizeof(double));
+  ellr_cpu_mult_transpose(m, x, y, y);
+  e = trel_err(y, ref, nc);
+  CHECK(e <= TOL, "%s: transpose add aliased err %g", name, e);
+  free(x);
+  free(z);
+  free(y);
+  free(ref);
+}
+
+static void run_shape(shape *sh, int *nconfigs)
+{
+  static const int Ts[] = {0, 1, 2, 4, 8, 16, 32};
+  static const int Cs[] = {0, 1, 7, 32};
+  static const int sorts[][2] = {{0, 0}, {1, 0}, {1, 5}, {1, 64}};
+  char             name[160];
+  for (size_t it = 0; it < sizeof(Ts) / sizeof(Ts[0]); it++)
+    for (size_t ic = 0; ic < sizeof(Cs) / sizeof(Cs[0]); ic++)
+      for (size_t is = 0; is < sizeof(sorts) / sizeof(sorts[0]); is++) {
+        ellr_params p = {Ts[it], 0, Cs[ic], sorts[is][0], sorts[is][1], 0.0};
+        ellr_matrix m;
+        snprintf(name, sizeof(name), "%s T=%d C=%d sort=%d window=%d", sh->name, p.threads_per_row, p.slice_height, p.sort_rows, p.sort_window);
+        ellr_csr    v  = tcsr_view(&sh->a);
+        ellr_status st = ellr_matrix_create(&v, &p, &m);
+        CHECK(st == ELLR_OK, "%s: create failed (%d: %s)", name, st, ellr_last_error());
+        if (st) continue;
+        (*nconfigs)++;
+        check_plan(name, &sh->a, &p, &m);
+        check_products(name, &sh->a, &m, 1000 + it * 100 + ic * 10 + is);
+        /* values-only refill: new values, same pattern */
+        tcsr b = sh->a;
+        const int64_t nnz = tcsr_nnz(&b);
+        b.val = (double *)malloc((size_t)(nnz ? nnz : 1) * sizeof(double));
+        memcpy(b.val, sh->a.val, (size_t)nnz * sizeof(double));
+        tcsr_randomize_values(&b, 77 + it + ic + is);
+        ellr_csr vb = tcsr_view(&b);
+        ellr_fill_values(&m.plan, &vb, m.val);
+        snprintf(name, sizeof(name), "%s T=%d C=%d sort=%d window=%d (refilled)", sh->name, p.threads_per_row, p.slice_height, p.sort_rows, p.sort_window);
+        check_products(name, &b, &m, 555 + it);
+        free(b.val);
+        ellr_matrix_destroy(&m);
+      }
+}
+
+static int contains(const char *s, const char *t) { return strstr(s, t) != NULL; }
+
+static void check_errors(void)
+{
+  tcsr        a;
+  ellr_plan   pl;
+  ellr_matrix m;
+  ellr_status st;
+  tcsr_random(&a, 40, 30, 3.0, 0.2, 5, 9); /* one dense row: full-width ELLPACK pads 30x */
+  ellr_csr v = tcsr_view(&a);
+
+  ellr_params bad[] = {
+    {3, 0, 0, 0, 0, 0.0},  {64, 0, 0, 0, 0, 0.0}, {-1, 0, 0, 0, 0, 0.0}, {1, 33, 0, 0, 0, 0.0},
+    {1, 2048, 0, 0, 0, 0.0}, {1, 0, -1, 0, 0, 0.0}, {1, 0, 0, 1, -4, 0.0},
+  };
+  const char *what[] = {"threads per row 3", "threads per row 64", "threads per row -1", "block size 33", "block size 2048", "slice height -1", "sort window -4"};
+  for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+    st = ellr_plan_create(&v, &bad[i], &pl);
+    CHECK(st == ELLR_ERR_ARG && contains(ellr_last_error(), what[i]), "bad param %zu: status %d, message '%s'", i, st, ellr_last_error());
+    CHECK(pl.slice_start == NULL && pl.rowlen == NULL && pl.perm == NULL, "bad param %zu: plan not cleared", i);
+    st = ellr_matrix_create(&v, &bad[i], &m);
+    CHECK(st == ELLR_ERR_ARG && m.col == NULL && m.val == NULL, "bad param %zu through matrix_create: %d", i, st);
+  }
+  /* max_fill exceeded: refused in the plan (storage bytes against CSR's, above a 1 MB floor), with
+     the ratio and the limit in the message; a 20000-row matrix with one dense row would pad to 4.8 GB */
+  tcsr big;
+  tcsr_random(&big, 20000, 20000, 1.0, 0.0, 7, 21);
+  ellr_csr    vbig = tcsr_view(&big);
+  ellr_params pf   = {1, 0, 0, 0, 0, 2.0};
+  st               = ellr_plan_create(&vbig, &pf, &pl);
+  CHECK(st == ELLR_ERR_FILL && contains(ellr_last_error(), "times the") && contains(ellr_last_error(), "max fill 2"), "max_fill: status %d, message '%s'", st, ellr_last_error());
+  CHECK(pl.slice_start == NULL && pl.rowlen == NULL, "max_fill: plan not cleared");
+  printf("max_fill refusal: %s\n", ellr_last_error());
+  st = ellr_matrix_create(&vbig, &pf, &m);
+  CHECK(st == ELLR_ERR_FILL && m.col == NULL, "max_fill via matrix_create: %d", st);
+  /* ... and is accepted in slices of one row (no padding) */
+  ellr_params pf32 = {1, 0, 1, 1, 0, 2.0};
+  st               = ellr_plan_create(&vbig, &pf32, &pl);
+  CHECK(st == ELLR_OK, "max_fill with sorted slices: %d '%s'", st, ellr_last_error());
+  if (!st) ellr_plan_destroy(&pl);
+  /* small storage (under the floor) is never refused */
+  st = ellr_plan_create(&v, &pf, &pl);
+  CHECK(st == ELLR_OK, "max_fill under the floor: %d '%s'", st, ellr_last_error());
+  if (!st) ellr_plan_destroy(&pl);
+  tcsr_free(&big);
+  /* the same matrix fits once sorted into slices of 1 (no padding at all) */
+  ellr_params ps = {1, 0, 1, 1, 0, 1.0};
+  st = ellr_plan_create(&v, &ps, &pl);
+  CHECK(st == ELLR_OK && pl.stats.nstored == pl.stats.nnz, "slice height 1 has no padding: %d", st);
+  if (!st) ellr_plan_destroy(&pl);
+  /* bad CSR input */
+  int32_t rp_bad0[] = {1, 2, 3}, rp_dec[] = {0, 2, 1}, ci[] = {0, 1, 0};
+  double  vv[]      = {1, 2, 3};
+  ellr_csr    c1 = {2, 2, rp_bad0, ci, vv}, c2 = {2, 2, rp_dec, ci, vv}, c3 = {-1, 2, rp_dec, ci, vv}, c4 = {2, 2, NULL, ci, vv};
+  ellr_params p0 = {1, 0, 0, 0, 0, 0.0};
+  CHECK(ellr_plan_create(&c1, &p0, &pl) == ELLR_ERR_ARG && contains(ellr_last_error(), "start at 0"), "rowptr[0] != 0: '%s'", ellr_last_error());
+  CHECK(ellr_plan_create(&c2, &p0, &pl) == ELLR_ERR_ARG && contains(ellr_last_error(), "decrease at row 1"), "decreasing rowptr: '%s'", ellr_last_error());
+  CHECK(ellr_plan_create(&c3, &p0, &pl) == ELLR_ERR_ARG && contains(ellr_last_error(), "negative"), "negative size: '%s'", ellr_last_error());
+  CHECK(ellr_plan_create(&c4, &p0, &pl) == ELLR_ERR_ARG && contains(ellr_last_error(), "missing"), "missing rowptr: '%s'", ellr_last_error());
+  /* defaults: T from the mean row length */
+  CHECK(ellr_default_threads_per_row(0.0) == 1 && ellr_default_threads_per_row(7) == 1 && ellr_default_threads_per_row(27) == 2 && ellr_default_threads_per_row(1e6) == 32, "default T");
+  tcsr_free(&a);
+}
+
+int main(void)
+{
+  shape sh[16];
+  int   ns = 0, nconfigs = 0;
+  memset(sh, 0, sizeof(sh));
+#define ADD(nm, call) \
+  do { \
+    sh[ns].name = nm; \
+    if (call) { \
+      printf("generator failed: %s\n", nm); \
+      return 2; \
+    } \
+    ns++; \
+  } while (0)
+  ADD("0x0", tcsr_random(&sh[ns].a, 0, 0, 0, 0, -1, 1));
+  ADD("0x5", tcsr_random(&sh[ns].a, 0, 5, 0, 0, -1, 2));
+  ADD("5x0", tcsr_random(&sh[ns].a, 5, 0, 3, 0, -1, 3));
+  ADD("1x1", tcsr_random(&sh[ns].a, 1, 1, 1, 0, 0, 4));
+  ADD("1x1 empty", tcsr_random(&sh[ns].a, 1, 1, 0, 1.0, -1, 5));
+  ADD("zero 20x30", tcsr_random(&sh[ns].a, 20, 30, 0, 1.0, -1, 6));
+  ADD("empty rows 97x97", tcsr_random(&sh[ns].a, 97, 97, 4, 0.4, -1, 7));
+  ADD("wide 33x300", tcsr_random(&sh[ns].a, 33, 300, 9, 0.1, -1, 8));
+  ADD("tall 300x13", tcsr_random(&sh[ns].a, 300, 13, 3, 0.1, -1, 9));
+  ADD("dense row 70x150", tcsr_random(&sh[ns].a, 70, 150, 3, 0.1, 41, 10));
+  ADD("power-law 400x400", tcsr_powerlaw(&sh[ns].a, 400, 400, 2.0, 1.6, 300, 11));
+  ADD("random 129x129", tcsr_random(&sh[ns].a, 129, 129, 40, 0.0, -1, 12));
+  ADD("3d7 N=5", tcsr_stencil_3d7(&sh[ns].a, 5));
+  ADD("2d5 N=9", tcsr_stencil_2d5(&sh[ns].a, 9));
+
+  for (int s = 0; s < ns; s++) {
+    const long before = g_checks, fb = g_failed;
+    run_shape(&sh[s], &nconfigs);
+    printf("%-20s %5d x %-5d nnz %6lld: %5ld checks, %ld failed\n", sh[s].name, sh[s].a.nrows, sh[s].a.ncols, (long long)tcsr_nnz(&sh[s].a), g_checks - before, g_failed - fb);
+  }
+  check_errors();
+  printf("configurations: %d (shapes %d x T {auto,1..32} x C {0,1,7,32} x sort {off,all,window 5,window 64})\n", nconfigs, ns);
+  for (int s = 0; s < ns; s++) tcsr_free(&sh[s].a);
+  if (g_failed) {
+    printf("test_engine: %ld of %ld checks FAILED\n", g_failed, g_checks);
+    return 1;
+  }
+  printf("test_engine: %ld checks passed\n", g_checks);
+  return 0;
+}

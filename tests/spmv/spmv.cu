@@ -1,0 +1,458 @@
+/*
+  spmv - stand-alone GPU SpMV benchmark of petsc-ellr's engine against cuSPARSE (PETSc-free).
+
+  For each matrix: cuSPARSE CSR (ALG1, ALG2), cuSPARSE sliced ELL (slice 32), ELLR-T (plain
+  ELLPACK-R, tuned T and BS) and PELLR (rows sorted by length, slices of 32, tuned); every result
+  checked against a host CSR reference before timing; time = median of >= 30 products timed with
+  CUDA events after warm-up.  GB/s-eff = (12 nnz + 4 (n+1) + 8 ncols + 8 n) / time for every
+  format.  A device-to-device copy gives the bandwidth ceiling.
+
+  usage: spmv [--matrices DIR] [--only a,b,...] [--quick] [--sweep] [--reps N] [--csv FILE]
+    --matrices DIR  also every *.mtx / *.mtx.gz in DIR
+    --only LIST     matrix names to run (substring match), e.g. --only 3d7,powerlaw
+    --quick         smaller generated matrices, fewer repetitions
+    --sweep         also time ELLR-T / PELLR variants (T, BS, kernel options): tuning notes
+    --csv FILE      CSV output (default spmv.csv)
+*/
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <cuda_runtime.h>
+#include <cusparse.h>
+#include <dirent.h>
+#include <string>
+#include <vector>
+
+#include "ellr_cuda.h"
+#include "ellr_cuda_internal.cuh"
+#include "ellr_testlib.h"
+
+#define CK(call) \
+  do { \
+    cudaError_t e_ = (call); \
+    if (e_ != cudaSuccess) { \
+      fprintf(stderr, "CUDA error %s at %s:%d: %s\n", #call, __FILE__, __LINE__, cudaGetErrorString(e_)); \
+      exit(3); \
+    } \
+  } while (0)
+#define CS(call) \
+  do { \
+    cusparseStatus_t s_ = (call); \
+    if (s_ != CUSPARSE_STATUS_SUCCESS) { \
+      fprintf(stderr, "cuSPARSE error %s at %s:%d: %s\n", #call, __FILE__, __LINE__, cusparseGetErrorString(s_)); \
+      exit(3); \
+    } \
+  } while (0)
+
+static int    g_reps = 50;
+static FILE  *g_csv;
+static double g_copy_gbs;
+
+struct result {
+  std::string matrix, format, params;
+  double      ms, gflops, gbs, setup_ms, err;
+  size_t      bytes;
+  double      ratio;
+};
+static std::vector<result> g_results;
+
+struct bench_matrix {
+  std::string name;
+  tcsr        a;
+};
+
+/* Median time of one product over g_reps runs, each between two CUDA events, after warm-up. */
+template <class F>
+static double time_median(F &&launch)
+{
+  cudaEvent_t e0, e1;
+  CK(cudaEventCreate(&e0));
+  CK(cudaEventCreate(&e1));
+  for (int w = 0; w < 5; w++) launch();
+  CK(cudaDeviceSynchronize());
+  std::vector<float> t(g_reps);
+  for (int r = 0; r < g_reps; r++) {
+    CK(cudaEventRecord(e0));
+    launch();
+    CK(cudaEventRecord(e1));
+    CK(cudaEventSynchronize(e1));
+    CK(cudaEventElapsedTime(&t[r], e0, e1));
+  }
+  CK(cudaEventDestroy(e0));
+  CK(cudaEventDestroy(e1));
+  std::sort(t.begin(), t.end());
+  return g_reps % 2 ? t[g_reps / 2] : 0.5 * (t[g_reps / 2 - 1] + t[g_reps / 2]);
+}
+
+static double eff_bytes(const tcsr *a) { return 12.0 * tcsr_nnz(a) + 4.0 * (a->nrows + 1) + 8.0 * a->ncols + 8.0 * a->nrows; }
+
+static double check_y(const double *dy, const double *ref, int32_t n)
+{
+  std::vector<double> h(n + 1);
+  CK(cudaMemcpy(h.data(), dy, (size_t)n * sizeof(double), cudaMemcpyDeviceToHost));
+  return trel_err(h.data(), ref, n);
+}
+
+static void poison(double *dy, int32_t n) { CK(cudaMemset(dy, 0xff, (size_t)(n ? n : 1) * sizeof(double))); } /* 0xff.. is a NaN */
+
+static void record(const bench_matrix &m, const char *fmt, const std::string &params, double ms, size_t bytes, double setup_ms, double err)
+{
+  result r;
+  r.matrix   = m.name;
+  r.format   = fmt;
+  r.params   = params;
+  r.ms       = ms;
+  r.gflops   = ms > 0 ? 2.0 * tcsr_nnz(&m.a) / (ms * 1e6) : 0;
+  r.gbs      = ms > 0 ? eff_bytes(&m.a) / (ms * 1e6) : 0;
+  r.bytes    = bytes;
+  r.setup_ms = setup_ms;
+  r.err      = err;
+  r.ratio    = 0;
+  g_results.push_back(r);
+  printf("  %-22s %-44s %9.4f ms %8.1f GF/s %8.1f GB/s-eff %9.1f MB setup %8.1f ms err %.1e\n", fmt, params.c_str(), ms, r.gflops, r.gbs, bytes / 1e6, setup_ms, err);
+  fflush(stdout);
+}
+
+/* ---- cuSPARSE baselines ---------------------------------------------------------------------- */
+static void bench_cusparse(cusparseHandle_t h, const bench_matrix &m, const double *dx, double *dy, const double *ref)
+{
+  const tcsr   *a   = &m.a;
+  const int64_t nnz = tcsr_nnz(a);
+  int32_t      *drp, *dci;
+  double       *dv;
+  CK(cudaMalloc(&drp, ((size_t)a->nrows + 1) * 4));
+  CK(cudaMalloc(&dci, (size_t)(nnz ? nnz : 1) * 4));
+  CK(cudaMalloc(&dv, (size_t)(nnz ? nnz : 1) * 8));
+  CK(cudaMemcpy(drp, a->rowptr, ((size_t)a->nrows + 1) * 4, cudaMemcpyHostToDevice));
+  CK(cudaMemcpy(dci, a->colidx, (size_t)nnz * 4, cudaMemcpyHostToDevice));
+  CK(cudaMemcpy(dv, a->val, (size_t)nnz * 8, cudaMemcpyHostToDevice));
+  cusparseSpMatDescr_t A;
+  cusparseDnVecDescr_t X, Y;
+  CS(cusparseCreateCsr(&A, a->nrows, a->ncols, nnz, drp, dci, dv, CUSPARSE_INDEX_32I, CUSPARSE_INDEX_32I, CUSPARSE_INDEX_BASE_ZERO, CUDA_R_64F));
+  CS(cusparseCreateDnVec(&X, a->ncols, (void *)dx, CUDA_R_64F));
+  CS(cusparseCreateDnVec(&Y, a->nrows, dy, CUDA_R_64F));
+  const double      one = 1.0, zero = 0.0;
+  const size_t      csr_bytes = (size_t)nnz * 12 + ((size_t)a->nrows + 1) * 4;
+  cusparseSpMVAlg_t algs[2]   = {CUSPARSE_SPMV_CSR_ALG1, CUSPARSE_SPMV_CSR_ALG2};
+  const char       *names[2]  = {"cuSPARSE CSR ALG1", "cuSPARSE CSR ALG2"};
+  for (int k = 0; k < 2; k++) {
+    size_t bsz = 0;
+    void  *buf = NULL;
+    CS(cusparseSpMV_bufferSize(h, CUSPARSE_OPERATION_NON_TRANSPOSE, &one, A, X, &zero, Y, CUDA_R_64F, algs[k], &bsz));
+    CK(cudaMalloc(&buf, bsz ? bsz : 1));
+    double t0 = twall_ms();
+    CS(cusparseSpMV_preprocess(h, CUSPARSE_OPERATION_NON_TRANSPOSE, &one, A, X, &zero, Y, CUDA_R_64F, algs[k], buf));
+    CK(cudaDeviceSynchronize());
+    double setup = twall_ms() - t0;
+    poison(dy, a->nrows);
+    CS(cusparseSpMV(h, CUSPARSE_OPERATION_NON_TRANSPOSE, &one, A, X, &zero, Y, CUDA_R_64F, algs[k], buf));
+    double err = check_y(dy, ref, a->nrows);
+    double ms  = time_median([&] { cusparseSpMV(h, CUSPARSE_OPERATION_NON_TRANSPOSE, &one, A, X, &zero, Y, CUDA_R_64F, algs[k], buf); });
+    record(m, names[k], "", ms, csr_bytes + bsz, setup, err);
+    CK(cudaFree(buf));
+  }
+  CS(cusparseDestroySpMat(A));
+  CK(cudaFree(drp));
+  CK(cudaFree(dci));
+  CK(cudaFree(dv));
+
+  /* sliced ELL, slices of 32 rows, natural order: the engine's host layout with T = 1, padding -1 */
+  ellr_params p = {1, 0, 32, 0, 0, 0.0};
+  ellr_matrix em;
+  ellr_csr    av = tcsr_view(a);
+  if (ellr_plan_create(&av, &p, &em.plan) == ELLR_OK) {
+    const int64_t ns = em.plan.stats.nstored;
+    ellr_plan_destroy(&em.plan);
+    size_t freeb, tot;
+    CK(cudaMemGetInfo(&freeb, &tot));
+    if (ns >= INT32_MAX || (size_t)ns * 12 + (1u << 28) > freeb) {
+      printf("  %-22s skipped: %lld stored entries (%.1f GB)\n", "cuSPARSE SELL C=32", (long long)ns, ns * 12e-9);
+      CS(cusparseDestroyDnVec(X));
+      CS(cusparseDestroyDnVec(Y));
+      return;
+    }
+    if (ellr_matrix_create(&av, &p, &em) == ELLR_OK) {
+      const int32_t        nsl = em.plan.nslices;
+      std::vector<int32_t> off(nsl + 1);
+      for (int32_t s = 0; s <= nsl; s++) off[s] = (int32_t)em.plan.slice_start[s];
+      /* padding: column -1 for cuSPARSE (the host layout pads with column 0, value 0) */
+      std::vector<char> real((size_t)ns + 1, 0);
+      for (int32_t i = 0; i < a->nrows; i++)
+        for (int32_t k = 0; k < em.plan.rowlen[i]; k++) real[ellr_pos(&em.plan, i, k)] = 1;
+      for (int64_t q = 0; q < ns; q++)
+        if (!real[q]) em.col[q] = -1;
+      int32_t *doff, *dcol;
+      double  *dval;
+      CK(cudaMalloc(&doff, ((size_t)nsl + 1) * 4));
+      CK(cudaMalloc(&dcol, (size_t)(ns ? ns : 1) * 4));
+      CK(cudaMalloc(&dval, (size_t)(ns ? ns : 1) * 8));
+      CK(cudaMemcpy(doff, off.data(), ((size_t)nsl + 1) * 4, cudaMemcpyHostToDevice));
+      CK(cudaMemcpy(dcol, em.col, (size_t)ns * 4, cudaMemcpyHostToDevice));
+      CK(cudaMemcpy(dval, em.val, (size_t)ns * 8, cudaMemcpyHostToDevice));
+      cusparseSpMatDescr_t S;
+      CS(cusparseCreateSlicedEll(&S, a->nrows, a->ncols, nnz, ns, 32, doff, dcol, dval, CUSPARSE_INDEX_32I, CUSPARSE_INDEX_32I, CUSPARSE_INDEX_BASE_ZERO, CUDA_R_64F));
+      size_t bsz = 0;
+      void  *buf = NULL;
+      CS(cusparseSpMV_bufferSize(h, CUSPARSE_OPERATION_NON_TRANSPOSE, &one, S, X, &zero, Y, CUDA_R_64F, CUSPARSE_SPMV_SELL_ALG1, &bsz));
+      CK(cudaMalloc(&buf, bsz ? bsz : 1));
+      poison(dy, a->nrows);
+      CS(cusparseSpMV(h, CUSPARSE_OPERATION_NON_TRANSPOSE, &one, S, X, &zero, Y, CUDA_R_64F, CUSPARSE_SPMV_SELL_ALG1, buf));
+      double err = check_y(dy, ref, a->nrows);
+      double ms  = time_median([&] { cusparseSpMV(h, CUSPARSE_OPERATION_NON_TRANSPOSE, &one, S, X, &zero, Y, CUDA_R_64F, CUSPARSE_SPMV_SELL_ALG1, buf); });
+      char   prm[64];
+      snprintf(prm, sizeof(prm), "fill %.2f", em.plan.stats.fill);
+      record(m, "cuSPARSE SELL C=32", prm, ms, (size_t)ns * 12 + ((size_t)nsl + 1) * 4 + bsz, 0, err);
+      CS(cusparseDestroySpMat(S));
+      CK(cudaFree(buf));
+      CK(cudaFree(doff));
+      CK(cudaFree(dcol));
+      CK(cudaFree(dval));
+      ellr_matrix_destroy(&em);
+    }
+  }
+  CS(cusparseDestroyDnVec(X));
+  CS(cusparseDestroyDnVec(Y));
+}
+
+/* ---- the engine ----------------------------------------------------------------------------- */
+static std::string describe(ellr_cuda_matrix *d)
+{
+  ellr_cuda_info  info;
+  ellr_cuda_kopts ko;
+  ellr_cuda_get_info(d, &info);
+  ellr_cuda_get_kopts(d, &ko);
+  char b[160];
+  snprintf(b, sizeof(b), "T=%d BS=%d C=%d %s %s%s%s fill %.2f", info.threads_per_row, info.block_size, info.plan->C, ko.kernel == 2 ? "chunks" : "rows", ko.uselen ? "len" : "width", ko.loads ? " ldcs" : "",
+           ko.kernel == 2 ? (ko.chunk == 2147483647 ? " J=inf" : (" J=" + std::to_string(ko.chunk)).c_str()) : "", info.plan->stats.fill);
+  return b;
+}
+
+/* Times the current settings of d; returns ms (negative on a wrong result). */
+static double time_engine(ellr_cuda_matrix *d, const tcsr *a, const double *dx, double *dy, const double *ref, double *err)
+{
+  poison(dy, a->nrows);
+  if (ellr_cuda_mult(d, dx, NULL, dy, 0, NULL)) {
+    fprintf(stderr, "ellr_cuda_mult: %s\n", ellr_last_error());
+    exit(3);
+  }
+  CK(cudaDeviceSynchronize());
+  *err = check_y(dy, ref, a->nrows);
+  return time_median([&] { ellr_cuda_mult(d, dx, NULL, dy, 0, NULL); });
+}
+
+static void bench_engine(const char *fmt, const bench_matrix &m, ellr_params p, const double *dx, double *dy, const double *ref, int sweep)
+{
+  const tcsr       *a  = &m.a;
+  ellr_csr          av = tcsr_view(a);
+  ellr_cuda_matrix *d  = NULL;
+  double            t0 = twall_ms();
+  ellr_status       st = ellr_cuda_create(&av, &p, &d);
+  double            setup = twall_ms() - t0;
+  if (st) {
+    printf("  %-22s refused: %s\n", fmt, ellr_last_error());
+    result r = {m.name, fmt, std::string("refused: ") + ellr_last_error(), 0, 0, 0, 0, 0, 0, 0};
+    g_results.push_back(r);
+    return;
+  }
+  ellr_cuda_info info;
+  ellr_cuda_get_info(d, &info);
+  double err, ms = time_engine(d, a, dx, dy, ref, &err);
+  char   extra[200];
+  snprintf(extra, sizeof(extra), " | plan %.0f upload %.0f fill %.0f tune %.0f ms (%d products)", info.plan_ms, info.upload_ms, info.fill_ms, info.tune_ms, info.tune_products);
+  record(m, fmt, describe(d), ms, info.device_bytes, setup, err);
+  printf("  %-22s %s\n", "", extra);
+  ellr_cuda_destroy(d);
+  if (!sweep) return;
+
+  /* variants for the tuning notes: T x kernel options at BS 128 (T = 1, 2, 4) */
+  static const int Ts[] = {1, 2, 4};
+  for (int it = 0; it < 3; it++) {
+    ellr_params q     = p;
+    q.threads_per_row = Ts[it];
+    q.block_size      = 128;
+    if (ellr_cuda_create(&av, &q, &d)) continue;
+    std::vector<ellr_cuda_kopts> kv = {{1, 0, 0, 0}, {1, 1, 0, 0}, {1, 0, 0, 1}, {1, 1, 0, 1}};
+    if (p.slice_height == 32 && m.name.find("powerlaw") != std::string::npos) {
+      kv.clear();
+      for (int J : {64, 128, 256, 512, 1024}) {
+        kv.push_back({2, 0, J, 1});
+        kv.push_back({2, 1, J, 1});
+      }
+      kv.push_back({2, 0, 256, 0});
+    }
+    for (size_t k = 0; k < kv.size(); k++) {
+      if (ellr_cuda_set_kopts(d, &kv[k])) continue;
+      double ms2 = time_engine(d, a, dx, dy, ref, &err);
+      ellr_cuda_get_info(d, &info);
+      record(m, (std::string(fmt) + " sweep").c_str(), describe(d), ms2, info.device_bytes, 0, err);
+    }
+    ellr_cuda_destroy(d);
+  }
+}
+
+static double bench_copy(size_t bytes)
+{
+  char *a, *b;
+  CK(cudaMalloc(&a, bytes));
+  CK(cudaMalloc(&b, bytes));
+  CK(cudaMemset(a, 1, bytes));
+  double ms = time_median([&] { cudaMemcpyAsync(b, a, bytes, cudaMemcpyDeviceToDevice); });
+  CK(cudaFree(a));
+  CK(cudaFree(b));
+  return 2.0 * bytes / (ms * 1e6);
+}
+
+static void run_matrix(cusparseHandle_t h, bench_matrix &m, int sweep)
+{
+  const tcsr *a = &m.a;
+  int32_t     maxlen = 0;
+  for (int32_t r = 0; r < a->nrows; r++) maxlen = std::max(maxlen, a->rowptr[r + 1] - a->rowptr[r]);
+  printf("\n%s: %d x %d, nnz %lld, mean %.1f, longest row %d, CSR %.1f MB, x %.1f MB\n", m.name.c_str(), a->nrows, a->ncols, (long long)tcsr_nnz(a), a->nrows ? (double)tcsr_nnz(a) / a->nrows : 0.0, maxlen, (12.0 * tcsr_nnz(a) + 4.0 * (a->nrows + 1)) / 1e6, 8e-6 * a->ncols);
+  std::vector<double> x(a->ncols + 1), ref(a->nrows + 1);
+  tfill_random(x.data(), a->ncols, 4242);
+  tcsr_spmv(a, x.data(), NULL, ref.data());
+  double *dx, *dy;
+  CK(cudaMalloc(&dx, ((size_t)a->ncols + 1) * 8));
+  CK(cudaMalloc(&dy, ((size_t)a->nrows + 1) * 8));
+  CK(cudaMemcpy(dx, x.data(), (size_t)a->ncols * 8, cudaMemcpyHostToDevice));
+  const size_t first = g_results.size();
+  bench_cusparse(h, m, dx, dy, ref.data());
+  ellr_params ellrt = {0, 0, 0, 0, 0, 20.0}; /* plain ELLPACK-R; refuse more than 20x CSR's bytes */
+  ellr_params pellr = {0, 0, 32, 1, 0, 20.0};
+  bench_engine("ELLR-T", m, ellrt, dx, dy, ref.data(), sweep);
+  bench_engine("PELLR", m, pellr, dx, dy, ref.data(), sweep);
+  double best = 1e30;
+  for (size_t k = first; k < g_results.size(); k++)
+    if (g_results[k].format.rfind("cuSPARSE", 0) == 0 && g_results[k].ms > 0) best = std::min(best, g_results[k].ms);
+  for (size_t k = first; k < g_results.size(); k++)
+    if (g_results[k].ms > 0) g_results[k].ratio = best / g_results[k].ms;
+  CK(cudaFree(dx));
+  CK(cudaFree(dy));
+}
+
+static int wanted(const std::string &name, const char *only)
+{
+  if (!only) return 1;
+  std::string list = only;
+  size_t      pos  = 0;
+  while (pos <= list.size()) {
+    size_t      e   = list.find(',', pos);
+    std::string tok = list.substr(pos, e == std::string::npos ? std::string::npos : e - pos);
+    if (!tok.empty() && name.find(tok) != std::string::npos) return 1;
+    if (e == std::string::npos) break;
+    pos = e + 1;
+  }
+  return 0;
+}
+
+int main(int argc, char **argv)
+{
+  const char *dir = NULL, *only = NULL, *csv = "spmv.csv";
+  int         quick = 0, sweep = 0;
+  for (int i = 1; i < argc; i++) {
+    if (!strcmp(argv[i], "--matrices") && i + 1 < argc) dir = argv[++i];
+    else if (!strcmp(argv[i], "--only") && i + 1 < argc) only = argv[++i];
+    else if (!strcmp(argv[i], "--csv") && i + 1 < argc) csv = argv[++i];
+    else if (!strcmp(argv[i], "--reps") && i + 1 < argc) g_reps = std::max(30, atoi(argv[++i]));
+    else if (!strcmp(argv[i], "--quick")) quick = 1;
+    else if (!strcmp(argv[i], "--sweep")) sweep = 1;
+    else {
+      printf("usage: %s [--matrices DIR] [--only a,b] [--quick] [--sweep] [--reps N] [--csv FILE]\n", argv[0]);
+      return 1;
+    }
+  }
+  if (quick) g_reps = 30;
+  if (ellr_cuda_device_count() < 1) {
+    printf("spmv: no CUDA device\n");
+    return 2;
+  }
+  cudaDeviceProp prop;
+  CK(cudaGetDeviceProperties(&prop, 0));
+  printf("device: %s, %d SMs, L2 %.0f MB, %.1f GB\n", prop.name, prop.multiProcessorCount, prop.l2CacheSize / 1e6, prop.totalGlobalMem / 1e9);
+  g_copy_gbs = bench_copy(quick ? (256u << 20) : (1u << 30));
+  printf("device-to-device copy: %.0f GB/s (read + write)\n", g_copy_gbs);
+  cusparseHandle_t h;
+  CS(cusparseCreate(&h));
+
+  /* matrices: generated, then files */
+  struct gen {
+    const char *name;
+    int         kind, N, Nq;
+  } gens[] = {{"3d7 N=160", 0, 160, 64}, {"3d27 N=100", 1, 100, 40}, {"2d5 N=2048", 2, 2048, 512}, {"powerlaw 2M", 3, 2000000, 200000}, {"3d7 N=48 (L2)", 0, 48, 48}};
+  std::vector<std::string> files;
+  if (dir) {
+    DIR *dd = opendir(dir);
+    if (!dd) printf("cannot open %s\n", dir);
+    else {
+      struct dirent *e;
+      while ((e = readdir(dd))) {
+        std::string f = e->d_name;
+        if (f.size() > 4 && (f.find(".mtx") != std::string::npos)) files.push_back(std::string(dir) + "/" + f);
+      }
+      closedir(dd);
+      std::sort(files.begin(), files.end());
+    }
+  }
+  for (auto &g : gens) {
+    bench_matrix m;
+    m.name = g.name;
+    if (!wanted(m.name, only)) continue;
+    const int N = quick ? g.Nq : g.N;
+    double    t0 = twall_ms();
+    int       rc = g.kind == 0 ? tcsr_stencil_3d7(&m.a, N) : g.kind == 1 ? tcsr_stencil_3d27(&m.a, N) : g.kind == 2 ? tcsr_stencil_2d5(&m.a, N) : tcsr_powerlaw(&m.a, N, N, 13.5, 2.0, 10048, 2026);
+    if (rc) {
+      printf("generator failed: %s\n", g.name);
+      continue;
+    }
+    if (quick) m.name += " (quick)";
+    printf("[generated %s in %.0f ms]", m.name.c_str(), twall_ms() - t0);
+    run_matrix(h, m, sweep);
+    tcsr_free(&m.a);
+  }
+  for (auto &f : files) {
+    bench_matrix m;
+    size_t       sl = f.rfind('/');
+    m.name          = f.substr(sl + 1);
+    m.name          = m.name.substr(0, m.name.find(".mtx"));
+    if (!wanted(m.name, only)) continue;
+    char err[512];
+    if (tcsr_read_mtx(&m.a, f.c_str(), err, sizeof(err))) {
+      printf("%s\n", err);
+      continue;
+    }
+    run_matrix(h, m, 0);
+    tcsr_free(&m.a);
+  }
+  CS(cusparseDestroy(h));
+
+  g_csv = fopen(csv, "w");
+  if (g_csv) {
+    fprintf(g_csv, "device,copy_gbs,matrix,format,params,time_ms,gflops,gbs_eff,pct_copy,storage_bytes,ratio_best_cusparse,setup_ms,rel_err\n");
+    for (auto &r : g_results)
+      fprintf(g_csv, "\"%s\",%.1f,\"%s\",\"%s\",\"%s\",%.6f,%.2f,%.1f,%.1f,%zu,%.3f,%.2f,%.2e\n", prop.name, g_copy_gbs, r.matrix.c_str(), r.format.c_str(), r.params.c_str(), r.ms, r.gflops, r.gbs, 100 * r.gbs / g_copy_gbs, r.bytes, r.ratio, r.setup_ms, r.err);
+    fclose(g_csv);
+    printf("\nCSV written to %s\n", csv);
+  }
+  /* the table, last (sweep rows left out) */
+  printf("\n%s, device-to-device copy %.0f GB/s; time = median of %d, GB/s-eff = (12 nnz + 4(n+1) + 8 ncols + 8 n)/time\n", prop.name, g_copy_gbs, g_reps);
+  printf("| matrix | format | settings | time ms | GFLOP/s | GB/s-eff | %% copy | storage MB | x best cuSPARSE | setup ms | rel err |\n");
+  printf("|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+  int bad = 0;
+  for (auto &r : g_results) {
+    if (r.format.find("sweep") != std::string::npos) {
+      if (r.err > 1e-12) bad++;
+      continue;
+    }
+    if (r.ms <= 0) {
+      printf("| %s | %s | %s | | | | | | | | |\n", r.matrix.c_str(), r.format.c_str(), r.params.substr(0, 60).c_str());
+      continue;
+    }
+    if (r.err > 1e-12) bad++;
+    printf("| %s | %s | %s | %.4f | %.1f | %.0f | %.1f | %.1f | %.2f | %s | %.0e |\n", r.matrix.c_str(), r.format.c_str(), r.params.c_str(), r.ms, r.gflops, r.gbs, 100 * r.gbs / g_copy_gbs, r.bytes / 1e6, r.ratio,
+           r.format.rfind("cuSPARSE", 0) == 0 ? "" : std::to_string((int)(r.setup_ms + 0.5)).c_str(), r.err);
+  }
+  if (bad) printf("spmv: %d results FAILED the 1e-12 check\n", bad);
+  return bad ? 1 : 0;
+}
