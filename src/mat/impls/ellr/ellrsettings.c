@@ -112,3 +112,40 @@ PetscErrorCode MatELLRCheckStatus(ellr_status st, const char *what)
   }
   PetscFunctionReturn(0);
 }
+
+/* Converting back to AIJ: the ops this plugin overrides return to the base class's. */
+PetscErrorCode MatELLRRestoreBaseOps(Mat B, const struct _MatOps *base)
+{
+  PetscFunctionBegin;
+  B->ops->mult             = base->mult;
+  B->ops->multadd          = base->multadd;
+  B->ops->multtranspose    = base->multtranspose;
+  B->ops->multtransposeadd = base->multtransposeadd;
+  B->ops->assemblyend      = base->assemblyend;
+  B->ops->destroy          = base->destroy;
+  B->ops->duplicate        = base->duplicate;
+  B->ops->setfromoptions   = base->setfromoptions;
+  B->ops->view             = base->view;
+  PetscFunctionReturn(0);
+}
+
+/* With a CUDA-enabled PETSc and products on the GPU, MatCreateVecs() gives VECCUDA: no PCIe traffic per
+   product.  Converting back (backend NULL) restores the standard type. */
+PetscErrorCode MatELLRSetDefaultVecType(Mat B, const MatELLRBackend *backend)
+{
+  PetscBool cuda = PETSC_FALSE;
+
+  PetscFunctionBegin;
+#if defined(PETSCELLR_HAVE_CUDA) && defined(PETSCELLR_PETSC_HAS_CUDA)
+  if (backend) {
+    MatELLRBackend resolved;
+    PetscCall(MatELLRResolveBackend(*backend, &resolved));
+    cuda = (PetscBool)(resolved == MAT_ELLR_BACKEND_CUDA);
+  }
+#endif
+  if (backend && !cuda) PetscFunctionReturn(0); /* leave what the user or the DM set */
+  if (!backend && !B->defaultvectype) PetscFunctionReturn(0);
+  PetscCall(PetscFree(B->defaultvectype));
+  PetscCall(PetscStrallocpy(cuda ? VECCUDA : VECSTANDARD, &B->defaultvectype));
+  PetscFunctionReturn(0);
+}

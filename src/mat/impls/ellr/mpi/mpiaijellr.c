@@ -259,18 +259,9 @@ static PetscErrorCode MatConvert_MPIAIJELLR_MPIAIJ(Mat A, MatType type, MatReuse
   PetscCall(MatMPIAIJGetSeqAIJ(B, &Ad, &Ao, NULL));
   if (Ad->spptr) PetscCall(MatConvert_SeqAIJELLR_SeqAIJ(Ad, MATSEQAIJ, MAT_INPLACE_MATRIX, &Ad));
   if (Ao->spptr) PetscCall(MatConvert_SeqAIJELLR_SeqAIJ(Ao, MATSEQAIJ, MAT_INPLACE_MATRIX, &Ao));
-  B->ops->mult             = m->baseops.mult;
-  B->ops->multadd          = m->baseops.multadd;
-  B->ops->multtranspose    = m->baseops.multtranspose;
-  B->ops->multtransposeadd = m->baseops.multtransposeadd;
-  B->ops->assemblyend      = m->baseops.assemblyend;
-  B->ops->destroy          = m->baseops.destroy;
-  B->ops->duplicate        = m->baseops.duplicate;
-  B->ops->setfromoptions   = m->baseops.setfromoptions;
-  B->ops->view             = m->baseops.view;
+  PetscCall(MatELLRRestoreBaseOps(B, &m->baseops));
   PetscCall(MatMPIAIJELLRFree(B));
-  PetscCall(PetscFree(B->defaultvectype));
-  PetscCall(PetscStrallocpy(VECSTANDARD, &B->defaultvectype));
+  PetscCall(MatELLRSetDefaultVecType(B, NULL));
   PetscCall(PetscObjectChangeTypeName((PetscObject)B, MATMPIAIJ));
   PetscFunctionReturn(0);
 }
@@ -334,16 +325,7 @@ static PetscErrorCode MatConvert_MPIAIJ_MPIAIJELLR_Format(Mat A, MatELLRFormat f
   B->ops->setfromoptions   = MatSetFromOptions_MPIAIJELLR;
   B->ops->view             = MatView_MPIAIJELLR;
   PetscCall(MatMPIAIJELLRCompose(B, format, PETSC_TRUE));
-#if defined(PETSCELLR_HAVE_CUDA) && defined(PETSCELLR_PETSC_HAS_CUDA)
-  {
-    MatELLRBackend backend;
-    PetscCall(MatELLRResolveBackend(m->settings.backend, &backend));
-    if (backend == MAT_ELLR_BACKEND_CUDA) {
-      PetscCall(PetscFree(B->defaultvectype));
-      PetscCall(PetscStrallocpy(VECCUDA, &B->defaultvectype));
-    }
-  }
-#endif
+  PetscCall(MatELLRSetDefaultVecType(B, &m->settings.backend));
   PetscCall(PetscObjectChangeTypeName((PetscObject)B, MatELLRTypeName(format, PETSC_TRUE)));
   if (B->assembled) {
     Mat Ad, Ao;

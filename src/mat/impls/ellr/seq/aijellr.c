@@ -313,18 +313,9 @@ PetscErrorCode MatConvert_SeqAIJELLR_SeqAIJ(Mat A, MatType type, MatReuse reuse,
   e = (Mat_SeqAIJELLR *)B->spptr;
   PetscCall(MatSeqAIJELLRFreeStorage(e));
   PetscCall(MatSeqAIJELLRCompose(B, PETSC_FALSE));
-  B->ops->mult             = e->baseops.mult;
-  B->ops->multadd          = e->baseops.multadd;
-  B->ops->multtranspose    = e->baseops.multtranspose;
-  B->ops->multtransposeadd = e->baseops.multtransposeadd;
-  B->ops->assemblyend      = e->baseops.assemblyend;
-  B->ops->destroy          = e->baseops.destroy;
-  B->ops->duplicate        = e->baseops.duplicate;
-  B->ops->setfromoptions   = e->baseops.setfromoptions;
-  B->ops->view             = e->baseops.view;
+  PetscCall(MatELLRRestoreBaseOps(B, &e->baseops));
   PetscCall(PetscFree(B->spptr));
-  PetscCall(PetscFree(B->defaultvectype));
-  PetscCall(PetscStrallocpy(VECSTANDARD, &B->defaultvectype));
+  PetscCall(MatELLRSetDefaultVecType(B, NULL));
   PetscCall(PetscObjectChangeTypeName((PetscObject)B, MATSEQAIJ));
   PetscFunctionReturn(0);
 }
@@ -393,17 +384,7 @@ PetscErrorCode MatConvert_SeqAIJ_SeqAIJELLR_Format(Mat A, MatELLRFormat format, 
   B->ops->view           = MatView_SeqAIJELLR;
   PetscCall(MatSeqAIJELLRInstallOps(B));
   PetscCall(MatSeqAIJELLRCompose(B, PETSC_TRUE));
-#if defined(PETSCELLR_HAVE_CUDA) && defined(PETSCELLR_PETSC_HAS_CUDA)
-  {
-    MatELLRBackend backend;
-    PetscCall(MatELLRResolveBackend(e->settings.backend, &backend));
-    /* vectors from MatCreateVecs() then live on the GPU: no PCIe traffic per product */
-    if (backend == MAT_ELLR_BACKEND_CUDA) {
-      PetscCall(PetscFree(B->defaultvectype));
-      PetscCall(PetscStrallocpy(VECCUDA, &B->defaultvectype));
-    }
-  }
-#endif
+  PetscCall(MatELLRSetDefaultVecType(B, &e->settings.backend));
   PetscCall(PetscObjectChangeTypeName((PetscObject)B, MatELLRTypeName(format, PETSC_FALSE)));
   PetscFunctionReturn(0);
 }
