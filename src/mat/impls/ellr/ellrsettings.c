@@ -138,7 +138,7 @@ PetscErrorCode MatELLRSetDefaultVecType(Mat B, const MatELLRBackend *backend)
   PetscFunctionBegin;
 #if defined(PETSCELLR_HAVE_CUDA) && defined(PETSCELLR_PETSC_HAS_CUDA)
   if (backend) {
-    MatELLRBackend resolved;
+    MatELLRBackend resolved = MAT_ELLR_BACKEND_CPU;
     PetscCall(MatELLRResolveBackend(*backend, &resolved));
     cuda = (PetscBool)(resolved == MAT_ELLR_BACKEND_CUDA);
   }
