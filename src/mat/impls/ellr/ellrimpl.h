@@ -26,6 +26,7 @@ typedef struct {
 typedef struct {
   MatELLRSettings  settings;
   struct _MatOps   baseops; /* AIJ's ops in place of the ones overridden, for chaining and converting back */
+  PetscErrorCode (*baseretrievevalues)(Mat);
   MatELLRBackend   backend; /* CPU or CUDA, resolved when the storage was built */
   PetscBool        built;
   PetscObjectState state;   /* object state the storage was made from */

@@ -26,8 +26,9 @@ PetscErrorCode MatELLRSettingsSetFromOptions(Mat A, MatELLRSettings *s)
 {
   PetscInt  T = s->eng.threads_per_row, bs = s->eng.block_size, C = s->eng.slice_height, window = s->eng.sort_window;
   PetscBool sort     = s->eng.sort_rows ? PETSC_TRUE : PETSC_FALSE;
-  PetscReal max_fill = s->eng.max_fill;
-  PetscEnum backend  = (PetscEnum)s->backend;
+  PetscReal   max_fill = s->eng.max_fill;
+  PetscEnum   backend  = (PetscEnum)s->backend;
+  const char *pre      = NULL;
 
   PetscFunctionBegin;
   PetscObjectOptionsBegin((PetscObject)A);
@@ -39,12 +40,14 @@ PetscErrorCode MatELLRSettingsSetFromOptions(Mat A, MatELLRSettings *s)
   PetscCall(PetscOptionsReal("-mat_ellr_max_fill", "Refuse storage of more than this many stored entries per nonzero; 0 = no limit", "MATELLR", max_fill, &max_fill, NULL));
   PetscCall(PetscOptionsEnum("-mat_ellr_backend", "Where products run", "MATELLR", MatELLRBackends, backend, &backend, NULL));
   PetscOptionsEnd();
+  PetscCall(PetscObjectGetOptionsPrefix((PetscObject)A, &pre));
+  if (!pre) pre = "";
 
-  PetscCheck(T >= 0 && T <= ELLR_MAX_THREADS_PER_ROW && !(T & (T - 1)), PetscObjectComm((PetscObject)A), PETSC_ERR_ARG_OUTOFRANGE, "-mat_ellr_threads_per_row %" PetscInt_FMT " is invalid: use 1, 2, 4, 8, 16 or 32 (or 0 to tune it)", T);
-  PetscCheck(bs >= 0 && bs <= 1024 && bs % 32 == 0, PetscObjectComm((PetscObject)A), PETSC_ERR_ARG_OUTOFRANGE, "-mat_ellr_block_size %" PetscInt_FMT " is invalid: use a multiple of 32 up to 1024, e.g. 128, 256 or 512 (or 0 to tune it)", bs);
-  PetscCheck(C >= 0 && C <= 2147483647, PetscObjectComm((PetscObject)A), PETSC_ERR_ARG_OUTOFRANGE, "-mat_ellr_slice_height %" PetscInt_FMT " is invalid: use a positive number of rows per slice such as 32, or 0 for one slice of all rows", C);
-  PetscCheck(window >= 0, PetscObjectComm((PetscObject)A), PETSC_ERR_ARG_OUTOFRANGE, "-mat_ellr_sort_window %" PetscInt_FMT " is invalid: use a positive number of rows, or 0 to sort all rows", window);
-  PetscCheck(max_fill >= 0, PetscObjectComm((PetscObject)A), PETSC_ERR_ARG_OUTOFRANGE, "-mat_ellr_max_fill %g is invalid: use a ratio of stored entries to nonzeros such as 8, or 0 for no limit", (double)max_fill);
+  PetscCheck(T >= 0 && T <= ELLR_MAX_THREADS_PER_ROW && !(T & (T - 1)), PetscObjectComm((PetscObject)A), PETSC_ERR_ARG_OUTOFRANGE, "-%smat_ellr_threads_per_row %" PetscInt_FMT " is invalid: use 1, 2, 4, 8, 16 or 32 (or 0 to tune it)", pre, T);
+  PetscCheck(bs >= 0 && bs <= 1024 && bs % 32 == 0, PetscObjectComm((PetscObject)A), PETSC_ERR_ARG_OUTOFRANGE, "-%smat_ellr_block_size %" PetscInt_FMT " is invalid: use a multiple of 32 up to 1024, e.g. 128, 256 or 512 (or 0 to tune it)", pre, bs);
+  PetscCheck(C >= 0 && C <= 2147483647, PetscObjectComm((PetscObject)A), PETSC_ERR_ARG_OUTOFRANGE, "-%smat_ellr_slice_height %" PetscInt_FMT " is invalid: use a positive number of rows per slice such as 32, or 0 for one slice of all rows", pre, C);
+  PetscCheck(window >= 0, PetscObjectComm((PetscObject)A), PETSC_ERR_ARG_OUTOFRANGE, "-%smat_ellr_sort_window %" PetscInt_FMT " is invalid: use a positive number of rows, or 0 to sort all rows", pre, window);
+  PetscCheck(max_fill >= 0, PetscObjectComm((PetscObject)A), PETSC_ERR_ARG_OUTOFRANGE, "-%smat_ellr_max_fill %g is invalid: use a ratio of stored entries to nonzeros such as 8, or 0 for no limit", pre, (double)max_fill);
   s->eng.threads_per_row = (int)T;
   s->eng.block_size      = (int)bs;
   s->eng.slice_height    = (int)C;

@@ -45,8 +45,6 @@ static PetscErrorCode MatSeqAIJELLRFreeStorage(Mat_SeqAIJELLR *e)
   if (e->dev) PetscCall(MatELLRCheckStatus(ellr_cuda_destroy(e->dev), "freeing the GPU storage"));
   e->dev = NULL;
 #endif
-  PetscCall(PetscFree(e->rowptr32));
-  PetscCall(PetscFree(e->colidx32));
   e->built = PETSC_FALSE;
   PetscFunctionReturn(0);
 }
@@ -70,8 +68,7 @@ static PetscErrorCode MatSeqAIJELLRGetCSR(Mat A, PetscBool pattern_changed, ellr
   csr->val   = (const double *)aa;
 #if defined(PETSC_USE_64BIT_INDICES)
   if (pattern_changed || !e->rowptr32) {
-    PetscCall(PetscFree(e->rowptr32));
-    PetscCall(PetscFree(e->colidx32));
+    PetscCall(PetscFree2(e->rowptr32, e->colidx32));
     PetscCall(PetscMalloc2(n + 1, &e->rowptr32, ia[n] ? ia[n] : 1, &e->colidx32));
     for (PetscInt i = 0; i <= n; i++) e->rowptr32[i] = (int32_t)ia[i];
     for (PetscInt k = 0; k < ia[n]; k++) e->colidx32[k] = (int32_t)ja[k];
@@ -87,6 +84,19 @@ static PetscErrorCode MatSeqAIJELLRGetCSR(Mat A, PetscBool pattern_changed, ellr
   PetscCall(MatSeqAIJRestoreArrayRead(A, &aa));
   PetscCall(MatRestoreRowIJ(A, 0, PETSC_FALSE, PETSC_FALSE, &n, &ia, &ja, &done));
   PetscFunctionReturn(0);
+}
+
+/* The number of nonzeros the storage was made from. */
+static int64_t MatSeqAIJELLRStoredNonzeros(Mat_SeqAIJELLR *e)
+{
+#if defined(PETSCELLR_HAVE_CUDA)
+  if (e->backend == MAT_ELLR_BACKEND_CUDA) {
+    ellr_cuda_info info;
+    ellr_cuda_get_info(e->dev, &info);
+    return info.plan->stats.nnz;
+  }
+#endif
+  return e->host.plan.stats.nnz;
 }
 
 /*
@@ -110,12 +120,16 @@ PetscErrorCode MatSeqAIJELLRUpdate(Mat A)
 
   PetscCall(PetscTime(&t0));
   PetscCall(PetscLogEventBegin(MAT_ELLRBuild, A, 0, 0, 0));
-  if (rebuild) {
-    PetscCall(MatSeqAIJELLRFreeStorage(e));
-    PetscCall(MatELLRResolveBackend(e->settings.backend, &e->backend));
-  }
-  /* MatGetRowIJ/MatSeqAIJGetArrayRead do not change the state; read the CSR after resolving it */
+  if (rebuild) PetscCall(MatSeqAIJELLRFreeStorage(e));
   PetscCall(MatSeqAIJELLRGetCSR(A, rebuild, &csr));
+  /* MatResetPreallocation followed by an assembly that inserts nothing leaves the nonzero state
+     alone: the count of nonzeros tells */
+  if (!rebuild && (int64_t)csr.rowptr[csr.nrows] != MatSeqAIJELLRStoredNonzeros(e)) {
+    rebuild = PETSC_TRUE;
+    PetscCall(MatSeqAIJELLRFreeStorage(e));
+    PetscCall(MatSeqAIJELLRGetCSR(A, rebuild, &csr));
+  }
+  if (rebuild) PetscCall(MatELLRResolveBackend(e->settings.backend, &e->backend));
   if (e->backend == MAT_ELLR_BACKEND_CPU) {
     if (rebuild) PetscCall(MatELLRCheckStatus(ellr_matrix_create(&csr, &e->settings.eng, &e->host), "Building the ELLPACK-R storage"));
     else ellr_fill_values(&e->host.plan, &csr, e->host.val);
@@ -198,6 +212,18 @@ PetscErrorCode MatSeqAIJELLRSetSettings(Mat A, const MatELLRSettings *s)
   PetscFunctionReturn(0);
 }
 
+/* AIJ's MatRetrieveValues copies the stored values back without raising the object state (SNES does this
+   when it reuses a Jacobian): raise it, so the next product refills the values. */
+static PetscErrorCode MatRetrieveValues_SeqAIJELLR(Mat A)
+{
+  Mat_SeqAIJELLR *e = (Mat_SeqAIJELLR *)A->spptr;
+
+  PetscFunctionBegin;
+  PetscCall((*e->baseretrievevalues)(A));
+  PetscCall(PetscObjectStateIncrease((PetscObject)A));
+  PetscFunctionReturn(0);
+}
+
 static PetscErrorCode MatELLRGetProductCount_SeqAIJELLR(Mat A, PetscInt *count)
 {
   PetscFunctionBegin;
@@ -271,15 +297,26 @@ static PetscErrorCode MatView_SeqAIJELLR(Mat A, PetscViewer viewer)
 
 static PetscErrorCode MatSeqAIJELLRCompose(Mat A, PetscBool on);
 
-static PetscErrorCode MatDestroy_SeqAIJELLR(Mat A)
+/* Everything this type added to an AIJ matrix, gone; the ops are the caller's business. */
+static PetscErrorCode MatSeqAIJELLRFree(Mat A)
 {
   Mat_SeqAIJELLR *e = (Mat_SeqAIJELLR *)A->spptr;
 
   PetscFunctionBegin;
   PetscCall(MatSeqAIJELLRFreeStorage(e));
+  PetscCall(PetscFree2(e->rowptr32, e->colidx32));
   PetscCall(MatSeqAIJELLRCompose(A, PETSC_FALSE));
-  A->ops->destroy = e->baseops.destroy;
   PetscCall(PetscFree(A->spptr));
+  PetscFunctionReturn(0);
+}
+
+static PetscErrorCode MatDestroy_SeqAIJELLR(Mat A)
+{
+  Mat_SeqAIJELLR *e = (Mat_SeqAIJELLR *)A->spptr;
+
+  PetscFunctionBegin;
+  A->ops->destroy = e->baseops.destroy;
+  PetscCall(MatSeqAIJELLRFree(A));
   PetscCall((*A->ops->destroy)(A));
   PetscFunctionReturn(0);
 }
@@ -311,10 +348,8 @@ PetscErrorCode MatConvert_SeqAIJELLR_SeqAIJ(Mat A, MatType type, MatReuse reuse,
   if (reuse == MAT_INITIAL_MATRIX) PetscCall(MatDuplicate(A, MAT_COPY_VALUES, newmat));
   B = *newmat;
   e = (Mat_SeqAIJELLR *)B->spptr;
-  PetscCall(MatSeqAIJELLRFreeStorage(e));
-  PetscCall(MatSeqAIJELLRCompose(B, PETSC_FALSE));
   PetscCall(MatELLRRestoreBaseOps(B, &e->baseops));
-  PetscCall(PetscFree(B->spptr));
+  PetscCall(MatSeqAIJELLRFree(B));
   PetscCall(MatELLRSetDefaultVecType(B, NULL));
   PetscCall(PetscObjectChangeTypeName((PetscObject)B, MATSEQAIJ));
   PetscFunctionReturn(0);
@@ -347,6 +382,7 @@ static PetscErrorCode MatSeqAIJELLRCompose(Mat A, PetscBool on)
   PetscCall(PetscObjectComposeFunction((PetscObject)A, pellr ? "MatConvert_seqaij_seqpellr_C" : "MatConvert_seqaij_seqellrt_C", from_aij));
   PetscCall(PetscObjectComposeFunction((PetscObject)A, pellr ? "MatConvert_seqaij_seqaijpellr_C" : "MatConvert_seqaij_seqaijellrt_C", from_aij));
   PetscCall(PetscObjectComposeFunction((PetscObject)A, pellr ? "MatConvert_seqaijpellr_seqaij_C" : "MatConvert_seqaijellrt_seqaij_C", on ? MatConvert_SeqAIJELLR_SeqAIJ : NULL));
+  PetscCall(PetscObjectComposeFunction((PetscObject)A, "MatRetrieveValues_C", on ? MatRetrieveValues_SeqAIJELLR : e->baseretrievevalues));
   PetscCall(PetscObjectComposeFunction((PetscObject)A, "MatELLRGetProductCount_C", on ? MatELLRGetProductCount_SeqAIJELLR : NULL));
   PetscCall(PetscObjectComposeFunction((PetscObject)A, "MatELLRGetBackend_C", on ? MatELLRGetBackend_SeqAIJELLR : NULL));
   PetscFunctionReturn(0);
@@ -370,6 +406,7 @@ PetscErrorCode MatConvert_SeqAIJ_SeqAIJELLR_Format(Mat A, MatELLRFormat format, 
   PetscCall(PetscNew(&e));
   B->spptr   = e;
   e->baseops = *B->ops;
+  PetscCall(PetscObjectQueryFunction((PetscObject)B, "MatRetrieveValues_C", &e->baseretrievevalues));
   if (settings) e->settings = *settings;
   else {
     PetscCall(MatELLRSettingsDefault(format, &e->settings));

@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# tests/gpu/prepare.sh - builds, on this (CPU) machine, everything a GPU round runs, so that device time is
+# spent running only.  Then call the device with
+#     carry: ["build/cuda", ".petsc-cuda/petsc-cuda.tar.xz"]   command: tests/gpu/round.sh $OUT [PART]
+#
+# The plugin, tutorials and tests are built against the CUDA-enabled PETSc of config/build-petsc-cuda.sh
+# (BUILD=build/cuda), plus PETSc's own KSP tutorials ex2, ex23, ex45, ex50 from its source, unmodified.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+ROOT=$PWD
+P=${PETSC_CUDA_PREFIX:-$ROOT/.petsc-cuda/install}
+config/build-petsc-cuda.sh
+[ -f .petsc-cuda/petsc-cuda.tar.xz ] || config/pack-petsc-cuda.sh
+B=build/cuda
+make --no-print-directory -s PETSC_DIR="$P" BUILD=$B all spmv
+
+T=$B/petsc-tutorials
+mkdir -p $T
+sdist=$(ls .petsc-cuda/downloads/petsc-*.tar.gz | head -1)
+top=$(basename "$sdist" .tar.gz)
+for ex in ex2 ex23 ex45 ex50; do tar xzf "$sdist" -C $T --strip-components=5 "$top/src/ksp/ksp/tutorials/$ex.c"; done
+printf 'include ${PETSC_DIR}/lib/petsc/conf/variables\ninclude ${PETSC_DIR}/lib/petsc/conf/rules\ninclude ${PETSC_DIR}/lib/petsc/conf/test\n' > $T/makefile
+make --no-print-directory -s -C $T PETSC_DIR="$P" ex2 ex23 ex45 ex50 >/dev/null
+
+mkdir -p $B/matrices
+cp ../shared/matrices/*.mtx.gz $B/matrices/
+echo "$P" > $B/PETSC_PREFIX
+du -sh $B .petsc-cuda/petsc-cuda.tar.xz

@@ -1,0 +1,64 @@
+#!/usr/bin/env bash
+# tests/gpu/round.sh OUTDIR [PARTS] - one round on the GPU machine, after tests/gpu/prepare.sh here.
+#
+# PARTS (default "engine spmv tests solvers"), each writing full logs into OUTDIR:
+#   engine   the PETSc-free engine test on the GPU, and a compute-sanitizer memcheck run of it
+#   spmv     the stand-alone benchmark against cuSPARSE (CSV, PNG)
+#   tests    the PETSc-level test suite with the CUDA backend (VECCUDA vectors, 1 and 2 ranks on one GPU)
+#   solvers  KSP solves with aijcusparse, sellcuda, ellrt, pellr (tests/gpu/solvers.sh)
+# The last lines printed are a short summary.
+set -uo pipefail
+FINAL=${1:?usage: tests/gpu/round.sh OUTDIR [PARTS]}
+PARTS=${2:-engine spmv tests solvers}
+cd "$(dirname "$0")/../.."
+ROOT=$PWD
+B=$ROOT/build/cuda
+# every log goes to OUTDIR/logs, packed at the end into logs.tar.gz beside the few files worth reading first
+OUT=$FINAL/logs
+mkdir -p "$OUT"
+P=$(cat $B/PETSC_PREFIX)
+if [ ! -f "$P/lib/libpetsc.so" ]; then
+  mkdir -p "$(dirname "$P")"
+  config/unpack-petsc-cuda.sh .petsc-cuda/petsc-cuda.tar.xz "$P" > "$OUT/unpack.log" 2>&1 || { tail "$OUT/unpack.log"; exit 1; }
+fi
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+export LD_LIBRARY_PATH=$B/lib:$P/lib:/usr/local/cuda/lib64${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+export ELLR_PETSC_OPTIONS="-use_gpu_aware_mpi 0"   # this machine's Open MPI is not GPU-aware
+nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader > "$OUT/device.txt" 2>&1
+summary=("device: $(cat "$OUT/device.txt"), $(date -u +%F)")
+
+for part in $PARTS; do
+  t0=$(date +%s)
+  case $part in
+  engine)
+    $B/tests/engine/test_engine_cuda > "$OUT/engine.log" 2>&1; rc=$?
+    summary+=("engine GPU test: rc=$rc, $(tail -n 1 "$OUT/engine.log")")
+    compute-sanitizer --tool memcheck --leak-check full --error-exitcode 3 $B/tests/engine/test_engine_cuda --quick > "$OUT/sanitizer.log" 2>&1; rc=$?
+    summary+=("compute-sanitizer memcheck: rc=$rc, $(grep -E 'ERROR SUMMARY' "$OUT/sanitizer.log" | tail -n 1)")
+    ;;
+  spmv)
+    $B/tests/spmv/spmv --matrices $B/matrices --csv "$OUT/spmv.csv" > "$OUT/spmv.log" 2>&1; rc=$?
+    python3 tests/spmv/plot.py "$OUT/spmv.csv" "$OUT/spmv.png" >> "$OUT/spmv.log" 2>&1
+    summary+=("spmv benchmark: rc=$rc (table in spmv.log)")
+    ;;
+  tests)
+    PETSC_DIR=$P BUILD=$B ELLR_VALGRIND=0 ELLR_BACKEND=cuda ELLR_MATRICES=$B/matrices ELLR_PETSC_TUTORIALS=$B/petsc-tutorials tests/run.sh > "$OUT/tests.log" 2>&1
+    summary+=("PETSc-level tests, CUDA backend: $(tail -n 1 "$OUT/tests.log")")
+    ;;
+  solvers)
+    tests/gpu/solvers.sh "$OUT" > "$OUT/solvers.log" 2>&1
+    summary+=("solver comparison: table in solvers.md")
+    ;;
+  esac
+  summary+=("  ($part took $(( $(date +%s) - t0 )) s)")
+done
+{
+  echo "==== summary"
+  [ -f "$OUT/spmv.log" ] && grep -E "^\|" "$OUT/spmv.log" | head -n 40
+  [ -f "$OUT/solvers.md" ] && cat "$OUT/solvers.md"
+  grep -E "^FAIL" "$OUT/tests.log" 2>/dev/null | head -n 30
+  printf '%s\n' "${summary[@]}"
+} > "$FINAL/summary.txt"
+for f in solvers.md spmv.csv spmv.png tests.log; do [ -f "$OUT/$f" ] && cp "$OUT/$f" "$FINAL/"; done
+tar czf "$FINAL/logs.tar.gz" -C "$FINAL" logs && rm -rf "$OUT"
+cat "$FINAL/summary.txt"

@@ -1,0 +1,403 @@
+#!/usr/bin/env bash
+# tests/run.sh - the petsc-ellr test suite (`make check` runs it after `make all`). See tests/README.md.
+#
+#   tests/run.sh [REGEX]        run the tests whose name matches REGEX (grep -E); all when omitted
+#   ELLR_QUICK=1 tests/run.sh   the quick subset (~1 minute)
+#   ELLR_UPDATE=1 tests/run.sh REGEX   (re)write the expected outputs in tests/output/ of the tests run
+#
+# Environment: BUILD (build), PETSC_DIR (/usr/lib/petsc), PETSC_ARCH, MPIEXEC (else PETSc's petscvariables;
+# --allow-run-as-root and --oversubscribe are added for Open MPI), ELLR_MATRICES (../shared/matrices),
+# PYTHON (a python3 with numpy and scipy; /usr/bin/python3 is tried first), ELLR_TIMEOUT (seconds per
+# command, 300), ELLR_VALGRIND=0 skips the valgrind tests, ELLR_KEEP=1 keeps the scratch directory.
+#
+# One line per test: "ok NAME" or "FAIL NAME: reason" (and a short diff); the last line is
+# "N passed, N failed"; the exit status is nonzero when a test failed.
+
+set -u
+cd "$(dirname "$0")/.." || exit 2
+ROOT=$PWD
+BUILD=${BUILD:-build}
+case $BUILD in /*) ;; *) BUILD=$ROOT/$BUILD ;; esac
+export PETSC_DIR=${PETSC_DIR:-/usr/lib/petsc}
+PETSC_ARCH=${PETSC_ARCH:-}
+MATRICES=${ELLR_MATRICES:-../shared/matrices}
+case $MATRICES in /*) ;; *) MATRICES=$ROOT/$MATRICES ;; esac
+QUICK=${ELLR_QUICK:-0}
+UPDATE=${ELLR_UPDATE:-0}
+TIMEOUT=${ELLR_TIMEOUT:-300}
+FILTER=${1:-}
+LIB=$BUILD/lib/libpetscellr.so
+EXPECTED=$ROOT/tests/output
+NUMDIFF="python3 $ROOT/tests/lib/numdiff.py"
+command -v python3 >/dev/null 2>&1 || NUMDIFF="/usr/bin/python3 $ROOT/tests/lib/numdiff.py"
+# Tests set their own options: nothing from the caller's PETSC_OPTIONS leaks in, but for ELLR_PETSC_OPTIONS,
+# which a machine may need everywhere (the GPU round: -use_gpu_aware_mpi 0 with an MPI that is not GPU-aware).
+unset PETSC_OPTIONS PETSC_OPTIONS_YAML
+EXTRA_OPTS=${ELLR_PETSC_OPTIONS:-}
+[ -n "$EXTRA_OPTS" ] && export PETSC_OPTIONS="$EXTRA_OPTS"
+# ELLR_BACKEND: where the products are expected to run (cpu here; cuda in the GPU round)
+BACKEND=${ELLR_BACKEND:-cpu}
+
+# ------------------------------------------------------------------ MPI launcher
+if [ -z "${MPIEXEC:-}" ]; then
+  for f in "$PETSC_DIR/$PETSC_ARCH/lib/petsc/conf/petscvariables" "$PETSC_DIR/lib/petsc/conf/petscvariables"; do
+    [ -f "$f" ] && MPIEXEC=$(sed -n 's/^MPIEXEC *= *//p' "$f" | head -1) && [ -n "$MPIEXEC" ] && break
+  done
+  MPIEXEC=${MPIEXEC:-mpiexec}
+fi
+if $MPIEXEC --version 2>&1 | grep -q -e "Open MPI" -e "OpenRTE"; then
+  [ "$(id -u)" = 0 ] && case " $MPIEXEC " in *" --allow-run-as-root "*) ;; *) MPIEXEC="$MPIEXEC --allow-run-as-root" ;; esac
+  case " $MPIEXEC " in *" --oversubscribe "*) ;; *) MPIEXEC="$MPIEXEC --oversubscribe" ;; esac
+fi
+
+# ------------------------------------------------------------------ scratch space
+SCRATCH=$(mktemp -d "${TMPDIR:-/tmp}/petsc-ellr-tests.XXXXXX")
+cleanup() { [ "${ELLR_KEEP:-0}" = 1 ] && echo "scratch kept in $SCRATCH" || rm -rf "$SCRATCH"; }
+trap cleanup EXIT
+
+NPASS=0
+NFAIL=0
+FAILED=()
+START=$(date +%s)
+
+# want NAME: is the test selected (filter, quick subset)? The caller marks quick tests with Q=1.
+want() {
+  if [ -n "$FILTER" ] && ! echo "$1" | grep -qE -- "$FILTER"; then return 1; fi
+  if [ "$QUICK" = 1 ] && [ "${Q:-0}" != 1 ]; then return 1; fi
+  return 0
+}
+pass() { NPASS=$((NPASS + 1)); echo "ok $1"; }
+fail() {
+  NFAIL=$((NFAIL + 1)); FAILED+=("$1")
+  echo "FAIL $1: $2"
+  [ -n "${3:-}" ] && [ -s "$3" ] && head -n "${4:-15}" "$3" | sed 's/^/    | /'
+  return 0
+}
+
+# run OUT CMD...: runs CMD with a time limit, stdout and stderr into OUT; returns CMD's status.
+run() {
+  local out=$1; shift
+  timeout -k 10 "$TIMEOUT" "$@" >"$out" 2>&1
+}
+
+# The output filters.  std: drops what varies from run to run (timings).  types: also makes the
+# output of an ELLR run comparable with the same run under MATAIJ (type names, the format lines of
+# -mat_view ::ascii_info and -ksp_view).
+filter_std() { sed -e '/^Solve time:/d' -e '/^scratch kept/d' "$1"; }
+filter_types() {
+  filter_std "$1" | sed -E -e 's/(seq|mpi)aij(ellrt|pellr)/\1aij/g' -e 's/type: (ellrt|pellr)$/type: aij/' \
+    -e '/petsc-ellr format /d' -e '/threads per row [0-9]+/d' -e '/fill ratio [0-9.]+ \(/d' \
+    -e '/warp iterations per product/d' -e '/^ *GPU: block size/d' -e '/^ *vectors: /d' \
+    -e '/process 0, (diagonal|off-diagonal) block/d'
+}
+# signs of a crash rather than a clean PETSc error
+crashed() { grep -qE "Caught signal|Segmentation|SEGV|double free|Aborted \(core|free\(\): invalid|corrupted" "$1"; }
+
+# t_out NAME EXPECTED_BASENAME FILTER RTOL -- CMD...
+#   CMD must succeed; its filtered output must equal tests/output/EXPECTED_BASENAME.out (numbers
+#   within RTOL; integers exactly).
+t_out() {
+  local name=$1 exp=$2 filt=$3 rtol=$4; shift 5
+  want "$name" || return 0
+  local out=$SCRATCH/$name.out rc
+  run "$out" "$@"; rc=$?
+  "$filt" "$out" >"$out.f"
+  if [ "$UPDATE" = 1 ] && [ $rc = 0 ]; then cp "$out.f" "$EXPECTED/$exp.out"; fi
+  if [ $rc != 0 ]; then
+    # show what differs from the expected output when there is one, else the end of the output
+    if [ -f "$EXPECTED/$exp.out" ] && ! crashed "$out" && ! $NUMDIFF --rtol "$rtol" "$EXPECTED/$exp.out" "$out.f" >"$out.diff" 2>&1; then
+      grep -E "FAIL|ERROR: [A-Z-]" "$out" | head -8 >"$out.why"; cat "$out.diff" >>"$out.why"
+      fail "$name" "exit status $rc ($*)" "$out.why" 30
+    else fail "$name" "exit status $rc ($*)" "$out" 25; fi
+    return 0
+  fi
+  if [ ! -f "$EXPECTED/$exp.out" ]; then fail "$name" "no expected output tests/output/$exp.out (ELLR_UPDATE=1 writes it)"; return 0; fi
+  if $NUMDIFF --rtol "$rtol" "$EXPECTED/$exp.out" "$out.f" >"$out.diff" 2>&1; then pass "$name"; else fail "$name" "output differs from tests/output/$exp.out ($*)" "$out.diff"; fi
+}
+
+# t_same NAME FILTER RTOL "CMD_REF" "CMD"  - both succeed with equal filtered outputs.
+t_same() {
+  local name=$1 filt=$2 rtol=$3 ref=$4 cmd=$5
+  want "$name" || return 0
+  local o1=$SCRATCH/$name.ref o2=$SCRATCH/$name.out rc1 rc2
+  run "$o1" bash -c "$ref"; rc1=$?
+  run "$o2" bash -c "$cmd"; rc2=$?
+  if [ $rc1 != 0 ]; then fail "$name" "reference run failed, status $rc1 ($ref)" "$o1" 25; return 0; fi
+  if [ $rc2 != 0 ]; then fail "$name" "exit status $rc2 ($cmd)" "$o2" 25; return 0; fi
+  "$filt" "$o1" >"$o1.f"; "$filt" "$o2" >"$o2.f"
+  if [ ! -s "$o1.f" ]; then fail "$name" "reference output is empty ($ref)"; return 0; fi
+  if $NUMDIFF --rtol "$rtol" "$o1.f" "$o2.f" >"$o2.diff" 2>&1; then pass "$name"; else fail "$name" "output differs from the reference run ($ref)" "$o2.diff"; fi
+}
+
+# t_err NAME ERE -- CMD...  - CMD must fail (no crash, no time-out) with output matching ERE.
+t_err() {
+  local name=$1 ere=$2; shift 3
+  want "$name" || return 0
+  local out=$SCRATCH/$name.out rc
+  run "$out" "$@"; rc=$?
+  if [ $rc = 0 ]; then fail "$name" "succeeded, expected an error matching /$ere/ ($*)" "$out"
+  elif [ $rc = 124 ] || [ $rc = 137 ]; then fail "$name" "timed out after ${TIMEOUT}s ($*)" "$out"
+  elif crashed "$out"; then fail "$name" "crashed instead of a PETSc error ($*)" "$out" 25
+  elif ! grep -qE -- "$ere" "$out"; then fail "$name" "error text does not match /$ere/ ($*)" "$out" 25
+  else pass "$name"; fi
+}
+
+# t_grep NAME ERE -- CMD...  - CMD succeeds and every ERE (separated by ' && ') matches its output.
+t_grep() {
+  local name=$1 eres=$2; shift 3
+  want "$name" || return 0
+  local out=$SCRATCH/$name.out rc ere
+  run "$out" "$@"; rc=$?
+  if [ $rc != 0 ]; then fail "$name" "exit status $rc ($*)" "$out" 25; return 0; fi
+  local rest=$eres
+  while [ -n "$rest" ]; do
+    ere=${rest%% && *}; [ "$ere" = "$rest" ] && rest= || rest=${rest#* && }
+    if ! grep -qE -- "$ere" "$out"; then fail "$name" "output does not match /$ere/ ($*)" "$out" 25; return 0; fi
+  done
+  pass "$name"
+}
+
+# t_fn NAME FUNCTION ARGS...  - a custom check: FUNCTION prints a reason and returns nonzero on failure.
+t_fn() {
+  local name=$1; shift
+  want "$name" || return 0
+  local why=$SCRATCH/$name.why
+  if "$@" >"$why" 2>&1; then pass "$name"; else
+    tail -n +2 "$why" >"$why.rest"
+    fail "$name" "$(head -1 "$why")" "$why.rest" 20
+  fi
+}
+
+# ------------------------------------------------------------------ prerequisites
+EX1=$BUILD/tutorials/ex1
+EX2=$BUILD/tutorials/ex2
+DIFF=$BUILD/tests/diff_aij
+KSPT=$BUILD/tests/ksp_iters
+for f in "$LIB" "$EX1" "$EX2" "$DIFF" "$KSPT"; do
+  if [ ! -e "$f" ]; then
+    echo "FAIL build: $f is missing (run make all)"
+    echo "0 passed, 1 failed"; exit 1
+  fi
+done
+echo "# petsc-ellr tests: PETSC_DIR=$PETSC_DIR MPIEXEC='$MPIEXEC' matrices=$MATRICES${FILTER:+ filter=/$FILTER/}$([ "$QUICK" = 1 ] && echo ' (quick)')"
+
+# ================================================================== 0. the PETSc-free engine (plan, fill, CPU products)
+ENG=$BUILD/tests/engine/test_engine
+Q=1 t_grep engine_cpu "^test_engine: [0-9]+ checks passed" -- "$ENG"
+
+# ================================================================== 1. differential tests vs MATAIJ
+# Every case on 1, 2 and 4 ranks; the output (one line per type x option set) is the same on all.
+for c in band inode_blocks empty_rows one_by_one zero_rows_rank rect_wide rect_tall dense_row zero power_law; do
+  for n in 1 2 4; do
+    q=0; [ $n = 1 ] && q=1; [ $n = 2 ] && [ $c = zero_rows_rank ] && q=1
+    Q=$q t_out "diff_aij_${c}_np$n" "diff_aij_$c" filter_std 0 -- $MPIEXEC -n $n "$DIFF" -cases $c -group core
+  done
+done
+# states where PETSc changes values or pattern without MatSetValues/assembly (MatRetrieveValues,
+# MatResetPreallocation with nothing re-inserted): every case, one test per rank count
+for n in 1 2 4; do
+  q=0; [ $n = 1 ] && q=1
+  Q=$q t_out "diff_aij_stale_np$n" "diff_aij_stale" filter_std 0 -- $MPIEXEC -n $n "$DIFF" -group stale
+done
+
+# ================================================================== 2. ex1: 3D Poisson, same answers as MATAIJ
+EX1OPTS="-n 16 -ksp_type cg -pc_type jacobi"
+for n in 1 2 4; do
+  for t in aij ellrt pellr; do
+    q=0; [ $t != aij ] && [ $n != 4 ] && q=1
+    Q=$q t_out "ex1_${t}_np$n" "ex1_np$n" filter_types 1e-3 -- $MPIEXEC -n $n "$EX1" $EX1OPTS -mat_type $t
+  done
+done
+for t in ellrt pellr; do
+  for n in 1 2; do
+    t_out "ex1_27pt_${t}_np$n" "ex1_27pt_np$n" filter_types 1e-3 -- $MPIEXEC -n $n "$EX1" -n 12 -stencil 27 -ksp_type gmres -pc_type bjacobi -mat_type $t
+  done
+done
+t_out "ex1_27pt_aij_np1" "ex1_27pt_np1" filter_types 1e-3 -- $MPIEXEC -n 1 "$EX1" -n 12 -stencil 27 -ksp_type gmres -pc_type bjacobi -mat_type aij
+# storage variants of ellrt give MATAIJ's answers
+i=0
+for o in "-mat_ellr_threads_per_row 4" "-mat_ellr_threads_per_row 32 -mat_ellr_max_fill 0" "-mat_ellr_slice_height 32 -mat_ellr_sort" \
+         "-mat_ellr_slice_height 7 -mat_ellr_threads_per_row 2" "-mat_ellr_sort -mat_ellr_sort_window 100" "-mat_ellr_backend cpu"; do
+  i=$((i + 1))
+  t_out "ex1_ellrt_opts${i}_np2" "ex1_np2" filter_types 1e-3 -- $MPIEXEC -n 2 "$EX1" $EX1OPTS -mat_type ellrt $o
+done
+# the format report of -mat_view ::ascii_info
+Q=1 t_grep ex1_view_ellrt "petsc-ellr format ellrt && backend $BACKEND && threads per row [0-9]+ \((automatic|tuned)\), slice height 4096 \(1 slices?\), rows in their own order && fill ratio 1\.[0-9]+ \([0-9]+ stored entries for 27136 nonzeros\) && warp iterations per product" \
+  -- "$EX1" -n 16 -mat_type ellrt -mat_view ::ascii_info -ksp_type cg -pc_type jacobi
+t_grep ex1_view_pellr "petsc-ellr format pellr && slice height 32 \(128 slices?\), rows sorted by decreasing length && fill ratio && warp iterations per product" \
+  -- "$EX1" -n 16 -mat_type pellr -mat_view ::ascii_info -ksp_type cg -pc_type jacobi
+t_grep ex1_view_ellrt_np2 "type: mpiaijellrt && off-diagonal block && petsc-ellr format ellrt" \
+  -- $MPIEXEC -n 2 "$EX1" -n 16 -mat_type ellrt -mat_view ::ascii_info -ksp_type cg -pc_type jacobi
+t_grep ex1_view_options "threads per row 4, slice height 32 \(128 slices?\), rows sorted by decreasing length" \
+  -- "$EX1" -n 16 -mat_type ellrt -mat_ellr_threads_per_row 4 -mat_ellr_slice_height 32 -mat_ellr_sort -mat_view ::ascii_info -ksp_type cg -pc_type jacobi
+# the README's main job (make run-main)
+Q=1 t_grep ex1_main_job "Matrix type: seqaijellrt && KSP iterations: [0-9]+ \(CONVERGED_RTOL\) && petsc-ellr format ellrt" \
+  -- "$EX1" -mat_type ellrt -n 40 -ksp_type cg -pc_type jacobi -mat_view ::ascii_info
+# the ELLRMult event proves the plugin's product ran
+Q=1 t_grep ex1_log_view "^ELLRMult +[1-9][0-9]* " -- "$EX1" -n 16 -mat_type ellrt -ksp_type cg -pc_type jacobi -log_view
+t_grep ex1_log_view_np2 "^ELLRMult +[1-9][0-9]* " -- $MPIEXEC -n 2 "$EX1" -n 16 -mat_type pellr -ksp_type cg -pc_type jacobi -log_view
+
+# ================================================================== 3. KSP x PC: iteration counts of MATAIJ
+Q=1 t_out ksp_iters_np1 ksp_iters_np1 filter_std 0 -- $MPIEXEC -n 1 "$KSPT"
+t_out ksp_iters_np2 ksp_iters_np2 filter_std 0 -- $MPIEXEC -n 2 "$KSPT"
+
+# ================================================================== 4. PETSc's own KSP tutorials, unmodified
+PT=$BUILD/petsc-tutorials
+PTSRC=$PETSC_DIR/share/petsc/examples/src/ksp/ksp/tutorials
+build_petsc_tutorials() {
+  mkdir -p "$PT" || return 1
+  for e in ex2 ex23 ex50; do
+    [ -f "$PTSRC/$e.c" ] || { echo "$PTSRC/$e.c not found"; return 1; }
+    cmp -s "$PTSRC/$e.c" "$PT/$e.c" || cp "$PTSRC/$e.c" "$PT/$e.c"
+  done
+  printf 'include $(PETSC_DIR)/$(PETSC_ARCH)/lib/petsc/conf/variables\ninclude $(PETSC_DIR)/$(PETSC_ARCH)/lib/petsc/conf/rules\ninclude $(PETSC_DIR)/$(PETSC_ARCH)/lib/petsc/conf/test\n' |
+    sed 's#/\$(PETSC_ARCH)/lib/petsc/conf/\(variables\|rules\|test\)#/lib/petsc/conf/\1#' >"$PT/makefile.new"
+  [ -n "$PETSC_ARCH" ] && [ -f "$PETSC_DIR/$PETSC_ARCH/lib/petsc/conf/variables" ] &&
+    printf 'include $(PETSC_DIR)/$(PETSC_ARCH)/lib/petsc/conf/variables\ninclude $(PETSC_DIR)/lib/petsc/conf/rules\ninclude $(PETSC_DIR)/lib/petsc/conf/test\n' >"$PT/makefile.new"
+  mv "$PT/makefile.new" "$PT/makefile"
+  make -s -C "$PT" PETSC_DIR="$PETSC_DIR" PETSC_ARCH="$PETSC_ARCH" ex2 ex23 ex50 >"$SCRATCH/petsc-tutorials.log" 2>&1 ||
+    { echo "make failed (log below)"; tail -20 "$SCRATCH/petsc-tutorials.log"; return 1; }
+}
+# built whenever the suite runs (a few seconds; make skips it when up to date), reported as a test;
+# ELLR_PETSC_TUTORIALS names a folder where they are already built (a PETSc installed without examples)
+PTLOG=$SCRATCH/petsc-tutorials.why
+if [ -n "${ELLR_PETSC_TUTORIALS:-}" ]; then PT=$ELLR_PETSC_TUTORIALS
+elif build_petsc_tutorials >"$PTLOG" 2>&1; then Q=1 want petsc_tutorials_build && pass petsc_tutorials_build
+else Q=1 fail petsc_tutorials_build "$(head -1 "$PTLOG")" "$PTLOG" 20; fi
+if [ -x "$PT/ex2" ] && [ -x "$PT/ex23" ] && [ -x "$PT/ex50" ]; then
+  DLL="-dll_append $LIB"
+  for t in ellrt pellr; do
+    q=0; [ $t = ellrt ] && q=1
+    # ex2: 2D Laplacian, default solver (GMRES + ILU on 1 rank, block Jacobi + ILU in parallel)
+    Q=$q t_same "petsc_ex2_${t}_np1" filter_types 1e-6 "$PT/ex2 -m 20 -n 20 -mat_type aij -ksp_monitor_short" "$PT/ex2 $DLL -m 20 -n 20 -mat_type $t -ksp_monitor_short"
+    t_same "petsc_ex2_${t}_np4" filter_types 1e-6 "$MPIEXEC -n 4 $PT/ex2 -m 20 -n 20 -mat_type aij -ksp_monitor_short" "$MPIEXEC -n 4 $PT/ex2 $DLL -m 20 -n 20 -mat_type $t -ksp_monitor_short"
+    # the issue's Done-when: -pc_type ilu gives MATAIJ's iteration count (1 rank; in parallel ILU is per block)
+    Q=$q t_same "petsc_ex2_ilu_${t}_np1" filter_types 1e-6 "$PT/ex2 -m 30 -n 30 -mat_type aij -pc_type ilu -ksp_converged_reason" "$PT/ex2 $DLL -m 30 -n 30 -mat_type $t -pc_type ilu -ksp_converged_reason"
+    t_same "petsc_ex2_bjacobi_ilu_${t}_np4" filter_types 1e-6 "$MPIEXEC -n 4 $PT/ex2 -m 30 -n 30 -mat_type aij -pc_type bjacobi -sub_pc_type ilu -ksp_converged_reason" "$MPIEXEC -n 4 $PT/ex2 $DLL -m 30 -n 30 -mat_type $t -pc_type bjacobi -sub_pc_type ilu -ksp_converged_reason"
+    # -pc_type ilu on 4 ranks: PETSc's ILU is sequential; the ELLR types must fail exactly as MATAIJ does
+    t_err "petsc_ex2_ilu_${t}_np4" "Could not locate a solver type for factorization type ILU and matrix type mpiaij$t" -- $MPIEXEC -n 4 "$PT/ex2" $DLL -mat_type $t -pc_type ilu
+    # ex23: 1D Laplacian (tridiagonal)
+    Q=$q t_same "petsc_ex23_${t}_np1" filter_types 1e-6 "$PT/ex23 -n 40 -mat_type aij -ksp_monitor_short" "$PT/ex23 $DLL -n 40 -mat_type $t -ksp_monitor_short"
+    t_same "petsc_ex23_${t}_np2" filter_types 1e-6 "$MPIEXEC -n 2 $PT/ex23 -n 40 -mat_type aij -ksp_monitor_short" "$MPIEXEC -n 2 $PT/ex23 $DLL -n 40 -mat_type $t -ksp_monitor_short"
+    # ex50: DMDA Poisson, the matrix comes from DMCreateMatrix (-dm_mat_type)
+    Q=$q t_same "petsc_ex50_${t}_np1" filter_types 1e-6 "$PT/ex50 -da_grid_x 33 -da_grid_y 33 -dm_mat_type aij -ksp_monitor_short -ksp_converged_reason" "$PT/ex50 $DLL -da_grid_x 33 -da_grid_y 33 -dm_mat_type $t -ksp_monitor_short -ksp_converged_reason"
+    t_same "petsc_ex50_${t}_np2" filter_types 1e-6 "$MPIEXEC -n 2 $PT/ex50 -da_grid_x 33 -da_grid_y 33 -dm_mat_type aij -ksp_monitor_short -ksp_converged_reason" "$MPIEXEC -n 2 $PT/ex50 $DLL -da_grid_x 33 -da_grid_y 33 -dm_mat_type $t -ksp_monitor_short -ksp_converged_reason"
+    # -log_view shows the plugin's products
+    Q=$q t_grep "petsc_ex2_log_view_$t" "^ELLRMult +[1-9][0-9]* " -- "$PT/ex2" $DLL -mat_type $t -log_view
+    t_grep "petsc_ex23_log_view_${t}_np2" "^ELLRMult +[1-9][0-9]* " -- $MPIEXEC -n 2 "$PT/ex23" $DLL -mat_type $t -log_view
+    t_grep "petsc_ex50_log_view_$t" "^ELLRMult +[1-9][0-9]* && type: seqaij$t" -- "$PT/ex50" $DLL -dm_mat_type $t -log_view -ksp_view
+  done
+  # the library through PETSC_OPTIONS (what petsc4py users do)
+  Q=1 t_same petsc_ex2_petsc_options filter_types 1e-6 "$PT/ex2 -mat_type aij -ksp_monitor_short" "PETSC_OPTIONS='$EXTRA_OPTS -dll_append $LIB' $PT/ex2 -mat_type ellrt -ksp_monitor_short"
+  t_grep petsc_ex2_petsc_options_log "^ELLRMult +[1-9][0-9]* " -- env PETSC_OPTIONS="$EXTRA_OPTS -dll_append $LIB -mat_type pellr -log_view" "$PT/ex2"
+fi
+
+# ================================================================== 5. real matrices (../shared/matrices)
+PY=${PYTHON:-}
+if [ -z "$PY" ]; then
+  for p in /usr/bin/python3 python3; do "$p" -c "import scipy.io, numpy" >/dev/null 2>&1 && PY=$p && break; done
+fi
+MM=$SCRATCH/matrices
+# mtx NAME [dd]: the PETSc binary of a matrix (converted once); prints its path
+mtx() {
+  local f=$MM/$1${2:+_$2}.petsc
+  if [ ! -f "$f" ]; then
+    mkdir -p "$MM"
+    "$PY" "$ROOT/tutorials/mtx2petsc.py" ${2:+--diag-dominant} "$MATRICES/$1.mtx.gz" "$f" >"$f.log" 2>&1 || { cat "$f.log" >&2; return 1; }
+  fi
+  echo "$f"
+}
+MTXS="memplus add32 bcsstk13 bcsstk14 bcsstk27 nos3 mcfe fidapm05 EPA"
+if [ -z "$PY" ]; then
+  Q=1 t_fn matrices_python false "no python3 with numpy and scipy (set PYTHON): the real-matrix tests cannot convert ../shared/matrices"
+elif [ ! -d "$MATRICES" ]; then
+  Q=1 t_fn matrices_present false "$MATRICES does not exist (set ELLR_MATRICES)"
+else
+  for m in $MTXS; do
+    for t in ellrt pellr; do
+      # convert only when one of this matrix's tests is selected
+      Q=1 want "matrix_${m}_${t}_refused" || Q=1 want "matrix_${m}_${t}_max_fill" || Q=1 want "matrix_${m}_${t}_max_fill_np2" ||
+        Q=1 want "matrix_${m}_$t" || Q=1 want "matrix_${m}_${t}_np2" || continue
+      f=$(mtx $m) || { Q=1 t_fn "matrix_${m}_$t" false "conversion of $m failed"; continue; }
+      if [ $t = ellrt ] && { [ $m = memplus ] || [ $m = EPA ]; }; then
+        # full-width ELLPACK-R of these is refused by the default max fill, with a hint at pellr
+        Q=1 t_err "matrix_${m}_ellrt_refused" "max fill 8.*-mat_type pellr" -- "$EX2" -f "$f" -mat_type ellrt -compare_aij -solve false
+        Q=1 t_grep "matrix_${m}_ellrt_max_fill" "Products vs MATAIJ: agree" -- "$EX2" -f "$f" -mat_type ellrt -mat_ellr_max_fill 100 -compare_aij -solve false
+        t_grep "matrix_${m}_ellrt_max_fill_np2" "Products vs MATAIJ: agree" -- $MPIEXEC -n 2 "$EX2" -f "$f" -mat_type ellrt -mat_ellr_max_fill 100 -compare_aij -solve false
+      else
+        Q=1 t_grep "matrix_${m}_$t" "Products vs MATAIJ: agree" -- "$EX2" -f "$f" -mat_type $t -compare_aij -solve false
+        t_grep "matrix_${m}_${t}_np2" "Products vs MATAIJ: agree" -- $MPIEXEC -n 2 "$EX2" -f "$f" -mat_type $t -compare_aij -solve false -load_as_aij
+      fi
+    done
+  done
+  # solves with MATAIJ's iteration counts (SPD ones with CG, the others made diagonally dominant)
+  solve_same() { # NAME NP MATRIX [dd] -- KSP options
+    local name=$1 np=$2 m=$3 dd=$4; shift 5
+    for t in ellrt pellr; do
+      want "${name}_$t" || continue
+      local f; f=$(mtx $m $dd) || { t_fn "${name}_$t" false "conversion of $m failed"; continue; }
+      local extra=; [ $t = ellrt ] && { [ $m = memplus ] || [ $m = EPA ]; } && extra="-mat_ellr_max_fill 100"
+      # same iteration counts; the final residual and error only to a few digits (the products sum in another order)
+      t_same "${name}_$t" filter_types 5e-2 "$MPIEXEC -n $np $EX2 -f $f -mat_type aij $*" "$MPIEXEC -n $np $EX2 -f $f -mat_type $t $extra $*"
+    done
+  }
+  Q=1 solve_same solve_bcsstk14_cg_icc 1 bcsstk14 "" -- -ksp_type cg -pc_type icc -ksp_rtol 1e-8
+  solve_same solve_bcsstk27_cg_jacobi_np2 2 bcsstk27 "" -- -ksp_type cg -pc_type jacobi -ksp_rtol 1e-8 -ksp_max_it 2000
+  solve_same solve_nos3_cg_bjacobi_np2 2 nos3 "" -- -ksp_type cg -pc_type bjacobi -sub_pc_type icc -ksp_rtol 1e-8
+  solve_same solve_add32_gmres_jacobi 1 add32 dd -- -ksp_type gmres -pc_type jacobi -ksp_rtol 1e-8
+  solve_same solve_memplus_bcgs_np2 2 memplus dd -- -ksp_type bcgs -pc_type bjacobi -ksp_rtol 1e-8
+  solve_same solve_mcfe_gmres_ilu 1 mcfe dd -- -ksp_type gmres -pc_type ilu -ksp_rtol 1e-8
+  solve_same solve_EPA_gmres_jacobi 1 EPA dd -- -ksp_type gmres -pc_type jacobi -ksp_rtol 1e-8
+  solve_same solve_fidapm05_bicg 1 fidapm05 dd -- -ksp_type bicg -pc_type jacobi -ksp_rtol 1e-8
+fi
+
+# ================================================================== 6. bad input: clean PETSc errors
+BAD="-n 6 -ksp_type cg -pc_type jacobi"
+Q=1 t_err bad_threads_per_row_3 "-mat_ellr_threads_per_row 3 is invalid" -- "$EX1" $BAD -mat_type ellrt -mat_ellr_threads_per_row 3
+t_err bad_threads_per_row_64 "-mat_ellr_threads_per_row 64 is invalid" -- "$EX1" $BAD -mat_type ellrt -mat_ellr_threads_per_row 64
+t_err bad_threads_per_row_np2 "-mat_ellr_threads_per_row 3 is invalid" -- $MPIEXEC -n 2 "$EX1" $BAD -mat_type pellr -mat_ellr_threads_per_row 3
+Q=1 t_err bad_slice_height "-mat_ellr_slice_height -1 is invalid" -- "$EX1" $BAD -mat_type ellrt -mat_ellr_slice_height -1
+t_err bad_block_size "-mat_ellr_block_size 33 is invalid" -- "$EX1" $BAD -mat_type ellrt -mat_ellr_block_size 33
+t_err bad_sort_window "-mat_ellr_sort_window -3 is invalid" -- "$EX1" $BAD -mat_type pellr -mat_ellr_sort_window -3
+t_err bad_max_fill "-mat_ellr_max_fill -1\\.? is invalid" -- "$EX1" $BAD -mat_type ellrt -mat_ellr_max_fill -1
+Q=1 t_err bad_backend_foo "Unknown option foo for -mat_ellr_backend" -- "$EX1" $BAD -mat_type ellrt -mat_ellr_backend foo
+# no GPU here: a clear error, whether the library has the CUDA backend compiled in or not
+[ "$BACKEND" = cpu ] && Q=1 t_err bad_backend_cuda "-mat_ellr_backend cuda: (this libpetscellr was built without CUDA|no CUDA device is visible)" -- "$EX1" $BAD -mat_type ellrt -mat_ellr_backend cuda
+[ "$BACKEND" = cpu ] && t_err bad_backend_cuda_np2 "-mat_ellr_backend cuda: (this libpetscellr was built without CUDA|no CUDA device is visible)" -- $MPIEXEC -n 2 "$EX1" $BAD -mat_type pellr -mat_ellr_backend cuda
+# (storage under 1 MB is never refused: the case needs a matrix of some size)
+t_err bad_max_fill_exceeded "max fill 2.*-mat_type pellr" -- "$EX1" -n 30 -mat_type ellrt -mat_ellr_threads_per_row 32 -mat_ellr_max_fill 2
+want bad_threads_per_row_convert && [ -n "$PY" ] &&
+  t_err bad_threads_per_row_convert "-mat_ellr_threads_per_row 3 is invalid" -- "$EX2" -f "$(mtx nos3)" -mat_type ellrt -load_as_aij -mat_ellr_threads_per_row 3
+
+# ================================================================== 7. memory: -malloc_debug -malloc_dump and valgrind
+# -malloc_dump prints every block still allocated at PetscFinalize: none may be left.
+no_leaks() { # CMD...: succeeds and -malloc_dump reports nothing
+  local out=$SCRATCH/leaks.$$.$RANDOM
+  run "$out" "$@" -malloc_debug -malloc_dump || { echo "exit status $? ($*)"; tail -20 "$out"; return 1; }
+  if grep -qE "^\[ *[0-9]+\] *[0-9]+ bytes" "$out"; then echo "-malloc_dump reports leaks ($*)"; grep -E "bytes" "$out" | head -20; return 1; fi
+}
+Q=1 t_fn malloc_dump_ex1_ellrt no_leaks "$EX1" -n 8 -mat_type ellrt -ksp_type cg -pc_type jacobi
+t_fn malloc_dump_ex1_pellr_np2 no_leaks $MPIEXEC -n 2 "$EX1" -n 8 -mat_type pellr -ksp_type gmres -pc_type bjacobi -mat_view ::ascii_info
+t_fn malloc_dump_diff_aij no_leaks "$DIFF" -fail_exit 0 -cases band,empty_rows,rect_wide,power_law -optsets 0,5,8
+t_fn malloc_dump_diff_aij_np2 no_leaks $MPIEXEC -n 2 "$DIFF" -fail_exit 0 -cases zero_rows_rank,rect_tall -optsets 0,7
+
+VG_SUPP=
+for s in /usr/share/openmpi/openmpi-valgrind.supp "$ROOT/tests/lib/valgrind.supp"; do [ -f "$s" ] && VG_SUPP="$VG_SUPP --suppressions=$s"; done
+valgrind_clean() { # CMD...: no valgrind error, no definite leak
+  local out=$SCRATCH/vg.$$.$RANDOM
+  OMPI_MCA_btl=self OMPI_MCA_plm=isolated OMPI_MCA_btl_vader_single_copy_mechanism=none \
+    run "$out" valgrind -q --error-exitcode=1 --leak-check=full --errors-for-leak-kinds=definite --show-leak-kinds=definite \
+    $VG_SUPP "$@" || { echo "valgrind reports errors or exit status $? ($*)"; grep -E "==[0-9]+==|ERROR" "$out" | head -30; return 1; }
+}
+if [ "${ELLR_VALGRIND:-1}" != 0 ] && command -v valgrind >/dev/null 2>&1; then
+  Q=1 t_fn valgrind_engine_cpu valgrind_clean "$ENG"
+  Q=1 t_fn valgrind_ex1_ellrt valgrind_clean "$EX1" -n 6 -mat_type ellrt -ksp_type cg -pc_type jacobi -mat_view ::ascii_info
+  t_fn valgrind_ex1_pellr valgrind_clean "$EX1" -n 6 -mat_type pellr -ksp_type gmres -pc_type ilu
+  t_fn valgrind_diff_aij valgrind_clean "$DIFF" -fail_exit 0 -cases band,empty_rows,rect_wide,dense_row,zero -optsets 0,2,5,8
+fi
+
+# ------------------------------------------------------------------ summary
+echo "# $(( $(date +%s) - START )) s"
+if [ $NFAIL -gt 0 ]; then echo "# failed: ${FAILED[*]}"; fi
+echo "$NPASS passed, $NFAIL failed"
+[ $NFAIL = 0 ]
