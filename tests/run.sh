@@ -238,8 +238,9 @@ Q=1 t_grep ex1_log_view "^ELLRMult +[1-9][0-9]* " -- "$EX1" -n 16 -mat_type ellr
 t_grep ex1_log_view_np2 "^ELLRMult +[1-9][0-9]* " -- $MPIEXEC -n 2 "$EX1" -n 16 -mat_type pellr -ksp_type cg -pc_type jacobi -log_view
 
 # ================================================================== 3. KSP x PC: iteration counts of MATAIJ
-Q=1 t_out ksp_iters_np1 ksp_iters_np1 filter_std 0 -- $MPIEXEC -n 1 "$KSPT"
-t_out ksp_iters_np2 ksp_iters_np2 filter_std 0 -- $MPIEXEC -n 2 "$KSPT"
+# (the counts themselves change between PETSc versions; what must hold is equality with MATAIJ's)
+Q=1 t_grep ksp_iters_np1 "^ksp_iters: 44 solves, 0 differ from MATAIJ" -- $MPIEXEC -n 1 "$KSPT"
+t_grep ksp_iters_np2 "^ksp_iters: 33 solves, 0 differ from MATAIJ" -- $MPIEXEC -n 2 "$KSPT"
 
 # ================================================================== 4. PETSc's own KSP tutorials, unmodified
 PT=$BUILD/petsc-tutorials
@@ -360,7 +361,7 @@ Q=1 t_err bad_slice_height "-mat_ellr_slice_height -1 is invalid" -- "$EX1" $BAD
 t_err bad_block_size "-mat_ellr_block_size 33 is invalid" -- "$EX1" $BAD -mat_type ellrt -mat_ellr_block_size 33
 t_err bad_sort_window "-mat_ellr_sort_window -3 is invalid" -- "$EX1" $BAD -mat_type pellr -mat_ellr_sort_window -3
 t_err bad_max_fill "-mat_ellr_max_fill -1\\.? is invalid" -- "$EX1" $BAD -mat_type ellrt -mat_ellr_max_fill -1
-Q=1 t_err bad_backend_foo "Unknown option foo for -mat_ellr_backend" -- "$EX1" $BAD -mat_type ellrt -mat_ellr_backend foo
+Q=1 t_err bad_backend_foo "Unknown option \"?foo\"? for -mat_ellr_backend" -- "$EX1" $BAD -mat_type ellrt -mat_ellr_backend foo
 # no GPU here: a clear error, whether the library has the CUDA backend compiled in or not
 [ "$BACKEND" = cpu ] && Q=1 t_err bad_backend_cuda "-mat_ellr_backend cuda: (this libpetscellr was built without CUDA|no CUDA device is visible)" -- "$EX1" $BAD -mat_type ellrt -mat_ellr_backend cuda
 [ "$BACKEND" = cpu ] && t_err bad_backend_cuda_np2 "-mat_ellr_backend cuda: (this libpetscellr was built without CUDA|no CUDA device is visible)" -- $MPIEXEC -n 2 "$EX1" $BAD -mat_type pellr -mat_ellr_backend cuda

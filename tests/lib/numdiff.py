@@ -7,6 +7,7 @@ Integers must match exactly (iteration counts, sizes); floating-point numbers (w
 exponent) match when |a - e| <= atol + rtol * |e|; every other token must be identical. Lines are
 compared in order. Exit 0 when equal; else prints the first differences (at most 10) and exits 1.
 """
+import os
 import re
 import sys
 
@@ -18,6 +19,9 @@ def tokens(line):
     return [t for t in SPLIT.split(line.strip()) if t and not t.isspace()]
 
 
+INT_RTOL = float(os.environ.get("ELLR_ITS_RTOL", "0"))
+
+
 def isfloat(t):
     return NUM.match(t) and ("." in t or "e" in t or "E" in t)
 
@@ -27,7 +31,9 @@ def same(e, a, rtol, atol):
         return True
     if NUM.match(e) and NUM.match(a):
         if not isfloat(e) and not isfloat(a):
-            return False
+            # ELLR_ITS_RTOL (GPU rounds): a GPU sums a row in another order than CSR on the CPU, which can move
+            # the iteration count of an ill-conditioned solve by a few percent; 0 (exact) otherwise
+            return abs(int(a) - int(e)) <= INT_RTOL * abs(int(e))
         fe, fa = float(e), float(a)
         return abs(fa - fe) <= atol + rtol * abs(fe)
     return False

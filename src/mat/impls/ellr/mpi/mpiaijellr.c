@@ -99,7 +99,8 @@ static PetscErrorCode MatMultKernel_MPIAIJELLR(Mat A, Vec x, Vec z, Vec y)
   PetscFunctionReturn(0);
 }
 
-/* y = A^T x + z: the off-diagonal contributions travel while the diagonal block multiplies. */
+/* y = A^T x + z.  The diagonal block's product comes before the reverse scatter into y begins: a device
+   product takes y for writing, which PETSc refuses while a scatter holds it. */
 static PetscErrorCode MatMultTransposeKernel_MPIAIJELLR(Mat A, Vec x, Vec z, Vec y)
 {
   Mat_MPIAIJELLR *m = (Mat_MPIAIJELLR *)A->spptr;
@@ -108,8 +109,8 @@ static PetscErrorCode MatMultTransposeKernel_MPIAIJELLR(Mat A, Vec x, Vec z, Vec
   PetscFunctionBegin;
   PetscCall(MatMPIAIJELLRSetUp(A, &Ad, &Ao));
   PetscCall(MatMultKernel_SeqAIJELLR(Ao, x, NULL, m->ghosts, PETSC_TRUE));
-  PetscCall(VecScatterBegin(m->ghostscatter, m->ghosts, y, ADD_VALUES, SCATTER_REVERSE));
   PetscCall(MatMultKernel_SeqAIJELLR(Ad, x, z, y, PETSC_TRUE));
+  PetscCall(VecScatterBegin(m->ghostscatter, m->ghosts, y, ADD_VALUES, SCATTER_REVERSE));
   PetscCall(VecScatterEnd(m->ghostscatter, m->ghosts, y, ADD_VALUES, SCATTER_REVERSE));
   PetscFunctionReturn(0);
 }

@@ -339,6 +339,7 @@ PetscErrorCode MatConvert_SeqAIJELLR_SeqAIJ(Mat A, MatType type, MatReuse reuse,
 {
   Mat             B;
   Mat_SeqAIJELLR *e;
+  PetscErrorCode (*retrieve)(Mat);
 
   PetscFunctionBegin;
   if (reuse == MAT_REUSE_MATRIX) {
@@ -348,8 +349,10 @@ PetscErrorCode MatConvert_SeqAIJELLR_SeqAIJ(Mat A, MatType type, MatReuse reuse,
   if (reuse == MAT_INITIAL_MATRIX) PetscCall(MatDuplicate(A, MAT_COPY_VALUES, newmat));
   B = *newmat;
   e = (Mat_SeqAIJELLR *)B->spptr;
+  retrieve = e->baseretrievevalues;
   PetscCall(MatELLRRestoreBaseOps(B, &e->baseops));
   PetscCall(MatSeqAIJELLRFree(B));
+  PetscCall(PetscObjectComposeFunction((PetscObject)B, "MatRetrieveValues_C", retrieve));
   PetscCall(MatELLRSetDefaultVecType(B, NULL));
   PetscCall(PetscObjectChangeTypeName((PetscObject)B, MATSEQAIJ));
   PetscFunctionReturn(0);
@@ -382,7 +385,8 @@ static PetscErrorCode MatSeqAIJELLRCompose(Mat A, PetscBool on)
   PetscCall(PetscObjectComposeFunction((PetscObject)A, pellr ? "MatConvert_seqaij_seqpellr_C" : "MatConvert_seqaij_seqellrt_C", from_aij));
   PetscCall(PetscObjectComposeFunction((PetscObject)A, pellr ? "MatConvert_seqaij_seqaijpellr_C" : "MatConvert_seqaij_seqaijellrt_C", from_aij));
   PetscCall(PetscObjectComposeFunction((PetscObject)A, pellr ? "MatConvert_seqaijpellr_seqaij_C" : "MatConvert_seqaijellrt_seqaij_C", on ? MatConvert_SeqAIJELLR_SeqAIJ : NULL));
-  PetscCall(PetscObjectComposeFunction((PetscObject)A, "MatRetrieveValues_C", on ? MatRetrieveValues_SeqAIJELLR : e->baseretrievevalues));
+  /* only NULLs when turning off: a destroy inside MatHeaderMerge() must not create a function list */
+  PetscCall(PetscObjectComposeFunction((PetscObject)A, "MatRetrieveValues_C", on ? MatRetrieveValues_SeqAIJELLR : NULL));
   PetscCall(PetscObjectComposeFunction((PetscObject)A, "MatELLRGetProductCount_C", on ? MatELLRGetProductCount_SeqAIJELLR : NULL));
   PetscCall(PetscObjectComposeFunction((PetscObject)A, "MatELLRGetBackend_C", on ? MatELLRGetBackend_SeqAIJELLR : NULL));
   PetscFunctionReturn(0);
