@@ -20,6 +20,7 @@ typedef struct {
   MatELLRFormat  format;
   ellr_params    eng;     /* engine parameters as asked (0 = automatic) */
   MatELLRBackend backend; /* as asked; resolved per product */
+  PetscBool      verify;  /* check every GPU product against the CPU engine */
 } MatELLRSettings;
 
 /* The sequential matrix: an AIJ matrix whose products run on an ELLPACK-R copy of its CSR. */
@@ -55,6 +56,7 @@ PETSC_INTERN PetscErrorCode MatSeqAIJELLRSetSettings(Mat, const MatELLRSettings 
 PETSC_INTERN PetscErrorCode MatSeqAIJELLRUpdate(Mat);
 PETSC_INTERN PetscErrorCode MatSeqAIJELLRView_Info(Mat, PetscViewer);
 PETSC_INTERN PetscErrorCode MatMultKernel_SeqAIJELLR(Mat, Vec x, Vec z, Vec y, PetscBool transpose);
+PETSC_INTERN PetscErrorCode MatSeqAIJELLRGetCSR(Mat, PetscBool, ellr_csr *);
 
 PETSC_INTERN PetscErrorCode MatCreate_SeqAIJELLRT(Mat);
 PETSC_INTERN PetscErrorCode MatCreate_SeqAIJPELLR(Mat);

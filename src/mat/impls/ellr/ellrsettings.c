@@ -39,6 +39,7 @@ PetscErrorCode MatELLRSettingsSetFromOptions(Mat A, MatELLRSettings *s)
   PetscCall(PetscOptionsInt("-mat_ellr_sort_window", "Sort rows only inside windows of this many rows; 0 = all rows", "MATELLR", window, &window, NULL));
   PetscCall(PetscOptionsReal("-mat_ellr_max_fill", "Refuse storage of more than this many stored entries per nonzero; 0 = no limit", "MATELLR", max_fill, &max_fill, NULL));
   PetscCall(PetscOptionsEnum("-mat_ellr_backend", "Where products run", "MATELLR", MatELLRBackends, backend, &backend, NULL));
+  PetscCall(PetscOptionsBool("-mat_ellr_verify", "Check every GPU product against the CPU engine (slow; for debugging)", "MATELLR", s->verify, &s->verify, NULL));
   PetscOptionsEnd();
   PetscCall(PetscObjectGetOptionsPrefix((PetscObject)A, &pre));
   if (!pre) pre = "";

@@ -50,7 +50,7 @@ static PetscErrorCode MatSeqAIJELLRFreeStorage(Mat_SeqAIJELLR *e)
 }
 
 /* The CSR of A as the engine takes it: 32-bit indices (copied only when PetscInt is 64-bit). */
-static PetscErrorCode MatSeqAIJELLRGetCSR(Mat A, PetscBool pattern_changed, ellr_csr *csr)
+PetscErrorCode MatSeqAIJELLRGetCSR(Mat A, PetscBool pattern_changed, ellr_csr *csr)
 {
   Mat_SeqAIJELLR    *e = (Mat_SeqAIJELLR *)A->spptr;
   PetscInt           n;
@@ -196,7 +196,7 @@ static PetscErrorCode MatSetFromOptions_SeqAIJELLR(Mat A, MatELLROptionItems Pet
 
 static PetscBool MatELLRSettingsEqual(const MatELLRSettings *a, const MatELLRSettings *b)
 {
-  return (PetscBool)(a->format == b->format && a->backend == b->backend && a->eng.threads_per_row == b->eng.threads_per_row && a->eng.block_size == b->eng.block_size && a->eng.slice_height == b->eng.slice_height && a->eng.sort_rows == b->eng.sort_rows && a->eng.sort_window == b->eng.sort_window && a->eng.max_fill == b->eng.max_fill);
+  return (PetscBool)(a->format == b->format && a->backend == b->backend && a->eng.threads_per_row == b->eng.threads_per_row && a->eng.block_size == b->eng.block_size && a->eng.slice_height == b->eng.slice_height && a->eng.sort_rows == b->eng.sort_rows && a->eng.sort_window == b->eng.sort_window && a->eng.max_fill == b->eng.max_fill && a->verify == b->verify);
 }
 
 /* New settings take effect at the next product: the storage is rebuilt when they differ. */

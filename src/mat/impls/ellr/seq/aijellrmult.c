@@ -41,11 +41,18 @@ static PetscErrorCode MatELLRRestoreHostArrays(Vec x, Vec z, Vec y, MatELLRHostA
 }
 
 #if defined(PETSCELLR_HAVE_CUDA) && defined(PETSCELLR_PETSC_HAS_CUDA)
+/* Device arrays are used only for CUDA vectors not bound to the CPU: a bound vector's host array is the
+   current one and its device array may be stale (seen with GAMG's coarse levels). */
 static PetscErrorCode MatELLRIsCUDAVec(Vec v, PetscBool *iscuda)
 {
+  PetscBool bound = PETSC_FALSE;
+
   PetscFunctionBegin;
   *iscuda = PETSC_TRUE;
-  if (v) PetscCall(PetscObjectTypeCompareAny((PetscObject)v, iscuda, VECSEQCUDA, VECMPICUDA, ""));
+  if (!v) PetscFunctionReturn(0);
+  PetscCall(PetscObjectTypeCompareAny((PetscObject)v, iscuda, VECSEQCUDA, VECMPICUDA, ""));
+  if (*iscuda) PetscCall(VecBoundToCPU(v, &bound));
+  if (bound) *iscuda = PETSC_FALSE;
   PetscFunctionReturn(0);
 }
 
@@ -98,6 +105,44 @@ static PetscErrorCode MatMultKernel_SeqAIJELLR_Device(Mat A, Vec x, Vec z, Vec y
 }
 #endif
 
+#if defined(PETSCELLR_HAVE_CUDA)
+/* -mat_ellr_verify: the GPU's y against the CPU engine's product of the same CSR, x and z. */
+static PetscErrorCode MatSeqAIJELLRVerify(Mat A, Vec x, Vec z0, Vec y, PetscBool transpose)
+{
+  Mat_SeqAIJELLR    *e = (Mat_SeqAIJELLR *)A->spptr;
+  ellr_params        p = e->settings.eng;
+  ellr_csr           csr;
+  ellr_matrix        ref;
+  const PetscScalar *xa, *za = NULL, *ya;
+  PetscScalar       *r;
+  PetscInt           n;
+  PetscReal          dn = 0, rn = 0;
+
+  PetscFunctionBegin;
+  p.max_fill = 0;
+  PetscCall(MatSeqAIJELLRGetCSR(A, PETSC_FALSE, &csr));
+  PetscCall(MatELLRCheckStatus(ellr_matrix_create(&csr, &p, &ref), "-mat_ellr_verify: the CPU reference"));
+  PetscCall(VecGetLocalSize(y, &n));
+  PetscCall(PetscMalloc1(n ? n : 1, &r));
+  PetscCall(VecGetArrayRead(x, &xa));
+  if (z0) PetscCall(VecGetArrayRead(z0, &za));
+  PetscCall(VecGetArrayRead(y, &ya));
+  if (transpose) ellr_cpu_mult_transpose(&ref, xa, za, r);
+  else ellr_cpu_mult(&ref, xa, za, r);
+  for (PetscInt i = 0; i < n; i++) {
+    dn += PetscSqr(PetscRealPart(ya[i] - r[i]));
+    rn += PetscSqr(PetscRealPart(r[i]));
+  }
+  PetscCall(VecRestoreArrayRead(y, &ya));
+  if (z0) PetscCall(VecRestoreArrayRead(z0, &za));
+  PetscCall(VecRestoreArrayRead(x, &xa));
+  PetscCall(PetscFree(r));
+  ellr_matrix_destroy(&ref);
+  PetscCheck(dn <= 1e-24 * rn || (rn == 0 && dn == 0), PETSC_COMM_SELF, PETSC_ERR_PLIB, "-mat_ellr_verify: the GPU product %s of this %" PetscInt_FMT " x %" PetscInt_FMT " matrix (%lld nonzeros, object state %" PetscInt64_FMT ") differs from the CPU engine's: relative error %g", transpose ? (z0 ? "y = A^T x + z" : "y = A^T x") : (z0 ? "y = A x + z" : "y = A x"), A->rmap->n, A->cmap->n, (long long)csr.rowptr[csr.nrows], (PetscInt64)e->state, (double)PetscSqrtReal(dn / (rn > 0 ? rn : 1)));
+  PetscFunctionReturn(0);
+}
+#endif
+
 /* y = A x + z or y = A^T x + z (z may be NULL or y), on the backend the storage was built for. */
 PetscErrorCode MatMultKernel_SeqAIJELLR(Mat A, Vec x, Vec z, Vec y, PetscBool transpose)
 {
@@ -121,6 +166,11 @@ PetscErrorCode MatMultKernel_SeqAIJELLR(Mat A, Vec x, Vec z, Vec y, PetscBool tr
   else {
     ellr_cuda_info info;
     PetscBool      device = PETSC_FALSE;
+    Vec            z0     = NULL;
+    if (e->settings.verify && z) {
+      PetscCall(VecDuplicate(z, &z0));
+      PetscCall(VecCopy(z, z0));
+    }
     ellr_cuda_get_info(e->dev, &info);
     flops = 2.0 * (PetscLogDouble)info.plan->stats.nnz;
   #if defined(PETSCELLR_PETSC_HAS_CUDA)
@@ -140,6 +190,8 @@ PetscErrorCode MatMultKernel_SeqAIJELLR(Mat A, Vec x, Vec z, Vec y, PetscBool tr
       PetscCall(MatELLRRestoreHostArrays(x, z, y, &h));
       PetscCall(PetscLogFlops(flops));
     }
+    if (e->settings.verify) PetscCall(MatSeqAIJELLRVerify(A, x, z0, y, transpose));
+    PetscCall(VecDestroy(&z0));
   }
 #endif
   PetscCall(PetscLogEventEnd(MAT_ELLRMult, A, x, y, 0));
