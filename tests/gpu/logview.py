@@ -11,6 +11,7 @@ GB/s-eff = (12 nnz + 4 (n+1) + 8 ncols + 8 n) / (MatMult time per call), the sam
 Matrix MB is the device memory our formats report (-mat_view ::ascii_info in INFO_LOG), CSR's bytes for
 aijcusparse, n/a otherwise.
 """
+import os
 import re
 import sys
 
@@ -43,10 +44,10 @@ def main():
     per_mult = tm / dm
     gbs = (12 * nnz + 4 * (n + 1) + 8 * ncols + 8 * n) / per_mult / 1e9
     mb = "n/a"
-    if len(sys.argv) > 8:
+    if len(sys.argv) > 8 and os.path.exists(sys.argv[8]):
         dev = re.findall(r"([0-9.]+) MB on the device", open(sys.argv[8], errors="replace").read())
         if dev:
-            mb = f"{sum(float(x) for x in dev):.1f}"
+            mb = f"{float(dev[0]):.1f}"  # the first view (the operator; a DM may view it twice)
     if mtype == "aijcusparse":
         mb = f"{(12 * nnz + 4 * (n + 1)) / 1e6:.1f}"
     print(f"| {problem} | {mtype} | {dm} | {per_mult * 1e3:.4f} | {gbs:.0f} | {tk / its * 1e3:.4f} | {setup * 1e3:.1f} | "
