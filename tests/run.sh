@@ -9,6 +9,9 @@
 # --allow-run-as-root and --oversubscribe are added for Open MPI), ELLR_MATRICES (../shared/matrices),
 # PYTHON (a python3 with numpy and scipy; /usr/bin/python3 is tried first), ELLR_TIMEOUT (seconds per
 # command, 300), ELLR_VALGRIND=0 skips the valgrind tests, ELLR_KEEP=1 keeps the scratch directory.
+# GPU rounds (tests/gpu/round.sh) also set: ELLR_PETSC_OPTIONS (options every program gets), ELLR_BACKEND (the
+# backend -mat_view must report: cpu or cuda), ELLR_PETSC_TUTORIALS (PETSc's tutorials, already built),
+# ELLR_ITS_RTOL and ELLR_SOLVE_RTOL (tolerances on iteration counts and final residuals against MATAIJ).
 #
 # One line per test: "ok NAME" or "FAIL NAME: reason" (and a short diff); the last line is
 # "N passed, N failed"; the exit status is nonzero when a test failed.
