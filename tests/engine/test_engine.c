@@ -199,6 +199,32 @@ static void check_products(const char *name, const tcsr *a, const ellr_matrix *m
   free(ref);
 }
 
+/* Retiling a plan to another T (what GPU tuning does) gives the plan made from scratch with that T. */
+static void check_retile(const char *name, const tcsr *a, const ellr_params *p, const ellr_plan *src)
+{
+  static const int Ts[] = {1, 4, 32};
+  for (size_t k = 0; k < sizeof(Ts) / sizeof(Ts[0]); k++) {
+    ellr_params q = *p;
+    ellr_plan   r, f;
+    ellr_csr    v = tcsr_view(a);
+    q.threads_per_row = Ts[k];
+    ellr_status s1 = ellr_plan_retile(src, Ts[k], p, &r), s2 = ellr_plan_create(&v, &q, &f);
+    CHECK(s1 == s2, "%s: retile to T=%d status %d vs create %d", name, Ts[k], s1, s2);
+    if (s1 || s2) {
+      if (!s1) ellr_plan_destroy(&r);
+      if (!s2) ellr_plan_destroy(&f);
+      continue;
+    }
+    const size_t rows = (size_t)f.nslices * f.C;
+    int same = r.T == f.T && r.C == f.C && r.nslices == f.nslices && !memcmp(r.slice_start, f.slice_start, ((size_t)f.nslices + 1) * sizeof(int64_t)) && !memcmp(r.rowlen, f.rowlen, rows * sizeof(int32_t));
+    same = same && (r.perm == NULL) == (f.perm == NULL) && (!f.perm || !memcmp(r.perm, f.perm, (size_t)f.nrows * sizeof(int32_t)));
+    same = same && r.stats.nstored == f.stats.nstored && r.stats.bytes == f.stats.bytes && r.stats.niter == f.stats.niter && r.stats.niter_unsorted == f.stats.niter_unsorted && r.stats.nnz == f.stats.nnz && r.stats.maxrowlen == f.stats.maxrowlen;
+    CHECK(same, "%s: retile to T=%d differs from a fresh plan", name, Ts[k]);
+    ellr_plan_destroy(&r);
+    ellr_plan_destroy(&f);
+  }
+}
+
 static void run_shape(shape *sh, int *nconfigs)
 {
   static const int Ts[] = {0, 1, 2, 4, 8, 16, 32};
@@ -217,6 +243,7 @@ static void run_shape(shape *sh, int *nconfigs)
         if (st) continue;
         (*nconfigs)++;
         check_plan(name, &sh->a, &p, &m);
+        check_retile(name, &sh->a, &p, &m.plan);
         check_products(name, &sh->a, &m, 1000 + it * 100 + ic * 10 + is);
         /* values-only refill: new values, same pattern */
         tcsr b = sh->a;

@@ -114,6 +114,8 @@ int ellr_default_threads_per_row(double meanrowlen);
    ELLR_FILL_FLOOR_BYTES. */
 ellr_status ellr_plan_create(const ellr_csr *a, const ellr_params *p, ellr_plan *plan);
 void        ellr_plan_destroy(ellr_plan *plan);
+/* The plan of the same rows and order with another threads per row: no re-sort (tuning T). */
+ellr_status ellr_plan_retile(const ellr_plan *src, int threads_per_row, const ellr_params *p, ellr_plan *plan);
 
 /* Position of entry k of stored row i in the layout. */
 static inline int64_t ellr_pos(const ellr_plan *pl, int32_t i, int32_t k)

@@ -342,7 +342,7 @@ static ellr_status retile(ellr_cuda_matrix *d, int T)
   ellr_plan   np;
   ellr_params p     = d->params;
   p.threads_per_row = T;
-  TRY(ellr_plan_create(d->host_csr, &p, &np));
+  TRY(ellr_plan_retile(&d->plan, T, &p, &np)); /* same order: no re-sort */
   ellr_plan_destroy(&d->plan);
   d->plan = np;
   d->T    = T;

@@ -100,6 +100,45 @@ void ellr_plan_destroy(ellr_plan *pl)
   memset(pl, 0, sizeof(*pl));
 }
 
+/* Slice widths, offsets, statistics and the fill check of a plan whose order (rowlen, perm) is set;
+   len holds the row lengths in the original order.  T is resolved here. */
+static ellr_status ellr_plan_geometry(ellr_plan *pl, const ellr_params *p, const int32_t *len, int64_t nnz, int32_t maxlen)
+{
+  const int32_t n           = pl->nrows;
+  const size_t  nstoredrows = (size_t)pl->nslices * (size_t)pl->C;
+
+  pl->T           = p->threads_per_row ? p->threads_per_row : ellr_default_threads_per_row(n ? (double)nnz / n : 0.0);
+  pl->slice_start = (int64_t *)malloc(((size_t)pl->nslices + 1) * sizeof(int64_t));
+  if (!pl->slice_start) return ellr_error(ELLR_ERR_MEM, "cannot allocate the offsets of %d slices", pl->nslices);
+  /* Slice s is as wide as its longest row, rounded up to a whole number of T-groups. */
+  pl->slice_start[0] = 0;
+  for (int32_t s = 0; s < pl->nslices; s++) {
+    int32_t width = 0;
+    for (int32_t i = s * pl->C; i < (s + 1) * pl->C && i < n; i++)
+      if (pl->rowlen[i] > width) width = pl->rowlen[i];
+    width = (width + pl->T - 1) / pl->T * pl->T;
+    pl->slice_start[s + 1] = pl->slice_start[s] + (int64_t)width * pl->C;
+  }
+
+  ellr_stats *sx     = &pl->stats;
+  sx->nnz            = nnz;
+  sx->nstored        = pl->slice_start[pl->nslices];
+  sx->fill           = sx->nnz ? (double)sx->nstored / (double)sx->nnz : 1.0;
+  sx->maxrowlen      = maxlen;
+  sx->meanrowlen     = n ? (double)sx->nnz / n : 0.0;
+  sx->bytes          = (size_t)sx->nstored * (sizeof(double) + sizeof(int32_t)) + nstoredrows * sizeof(int32_t) + (pl->perm ? (size_t)n * sizeof(int32_t) : 0) + ((size_t)pl->nslices + 1) * sizeof(int64_t);
+  sx->niter          = ellr_warp_iterations(pl->rowlen, n, pl->T);
+  sx->niter_unsorted = ellr_warp_iterations(len, n, pl->T);
+
+  /* The limit is on memory against CSR's (12 bytes a nonzero + 4 a row), so rows with no
+     nonzeros, whose padding is bounded by the slicing, do not trip it on their own; storage
+     under ELLR_FILL_FLOOR_BYTES is never refused, whatever its ratio. */
+  const double csr_bytes = 12.0 * (double)sx->nnz + 4.0 * ((double)n + 1);
+  if (p->max_fill > 0 && (double)sx->bytes > p->max_fill * csr_bytes && sx->bytes > ELLR_FILL_FLOOR_BYTES)
+    return ellr_error(ELLR_ERR_FILL, "the padded storage would take %.1f MB, %.1f times the %.1f MB of CSR (more than max fill %g): %lld stored entries for %lld nonzeros, longest row %d, mean %.1f", sx->bytes / 1e6, sx->bytes / csr_bytes, csr_bytes / 1e6, p->max_fill, (long long)sx->nstored, (long long)sx->nnz, maxlen, sx->meanrowlen);
+  return ELLR_OK;
+}
+
 ellr_status ellr_plan_create(const ellr_csr *a, const ellr_params *p, ellr_plan *pl)
 {
   ellr_status st;
@@ -114,16 +153,14 @@ ellr_status ellr_plan_create(const ellr_csr *a, const ellr_params *p, ellr_plan 
 
   pl->nrows   = n;
   pl->ncols   = a->ncols;
-  pl->T       = p->threads_per_row ? p->threads_per_row : ellr_default_threads_per_row(n ? (double)a->rowptr[n] / n : 0.0);
   /* a slice taller than the matrix would only pad it */
   pl->C       = p->slice_height > 0 && p->slice_height < n ? p->slice_height : (n > 0 ? n : 1);
   pl->nslices = (int32_t)(((int64_t)n + pl->C - 1) / pl->C);
 
   const size_t nstoredrows = (size_t)pl->nslices * (size_t)pl->C;
-  len             = (int32_t *)malloc((size_t)(n ? n : 1) * sizeof(int32_t));
-  pl->rowlen      = (int32_t *)calloc(nstoredrows ? nstoredrows : 1, sizeof(int32_t));
-  pl->slice_start = (int64_t *)malloc(((size_t)pl->nslices + 1) * sizeof(int64_t));
-  if (!len || !pl->rowlen || !pl->slice_start) {
+  len        = (int32_t *)malloc((size_t)(n ? n : 1) * sizeof(int32_t));
+  pl->rowlen = (int32_t *)calloc(nstoredrows ? nstoredrows : 1, sizeof(int32_t));
+  if (!len || !pl->rowlen) {
     st = ellr_error(ELLR_ERR_MEM, "cannot allocate the row lengths of %d rows", n);
     goto fail;
   }
@@ -147,37 +184,43 @@ ellr_status ellr_plan_create(const ellr_csr *a, const ellr_params *p, ellr_plan 
   } else {
     memcpy(pl->rowlen, len, (size_t)n * sizeof(int32_t));
   }
-
-  /* Slice s is as wide as its longest row, rounded up to a whole number of T-groups. */
-  pl->slice_start[0] = 0;
-  for (int32_t s = 0; s < pl->nslices; s++) {
-    int32_t width = 0;
-    for (int32_t i = s * pl->C; i < (s + 1) * pl->C && i < n; i++)
-      if (pl->rowlen[i] > width) width = pl->rowlen[i];
-    width = (width + pl->T - 1) / pl->T * pl->T;
-    pl->slice_start[s + 1] = pl->slice_start[s] + (int64_t)width * pl->C;
-  }
-
-  ellr_stats *sx     = &pl->stats;
-  sx->nnz            = a->rowptr[n];
-  sx->nstored        = pl->slice_start[pl->nslices];
-  sx->fill           = sx->nnz ? (double)sx->nstored / (double)sx->nnz : 1.0;
-  sx->maxrowlen      = maxlen;
-  sx->meanrowlen     = n ? (double)sx->nnz / n : 0.0;
-  sx->bytes          = (size_t)sx->nstored * (sizeof(double) + sizeof(int32_t)) + nstoredrows * sizeof(int32_t) + (pl->perm ? (size_t)n * sizeof(int32_t) : 0) + ((size_t)pl->nslices + 1) * sizeof(int64_t);
-  sx->niter          = ellr_warp_iterations(pl->rowlen, n, pl->T);
-  sx->niter_unsorted = ellr_warp_iterations(len, n, pl->T);
+  if ((st = ellr_plan_geometry(pl, p, len, a->rowptr[n], maxlen))) goto fail;
   free(len);
-  len = NULL;
+  return ELLR_OK;
 
-  /* The limit is on memory against CSR's (12 bytes a nonzero + 4 a row), so rows with no
-     nonzeros, whose padding is bounded by the slicing, do not trip it on their own; storage
-     under ELLR_FILL_FLOOR_BYTES is never refused, whatever its ratio. */
-  const double csr_bytes = 12.0 * (double)sx->nnz + 4.0 * ((double)n + 1);
-  if (p->max_fill > 0 && (double)sx->bytes > p->max_fill * csr_bytes && sx->bytes > ELLR_FILL_FLOOR_BYTES) {
-    st = ellr_error(ELLR_ERR_FILL, "the padded storage would take %.1f MB, %.1f times the %.1f MB of CSR (more than max fill %g): %lld stored entries for %lld nonzeros, longest row %d, mean %.1f", sx->bytes / 1e6, sx->bytes / csr_bytes, csr_bytes / 1e6, p->max_fill, (long long)sx->nstored, (long long)sx->nnz, maxlen, sx->meanrowlen);
+fail:
+  free(len);
+  ellr_plan_destroy(pl);
+  return st;
+}
+
+ellr_status ellr_plan_retile(const ellr_plan *src, int threads_per_row, const ellr_params *p, ellr_plan *pl)
+{
+  ellr_status   st;
+  ellr_params   q = *p;
+  const int32_t n = src->nrows;
+  const size_t  nstoredrows = (size_t)src->nslices * (size_t)src->C;
+  int32_t      *len;
+
+  memset(pl, 0, sizeof(*pl));
+  q.threads_per_row = threads_per_row;
+  if ((st = ellr_params_check(&q))) return st;
+  pl->nrows   = n;
+  pl->ncols   = src->ncols;
+  pl->C       = src->C;
+  pl->nslices = src->nslices;
+  len         = (int32_t *)malloc((size_t)(n ? n : 1) * sizeof(int32_t));
+  pl->rowlen  = (int32_t *)malloc((nstoredrows ? nstoredrows : 1) * sizeof(int32_t));
+  pl->perm    = src->perm ? (int32_t *)malloc((size_t)n * sizeof(int32_t)) : NULL;
+  if (!len || !pl->rowlen || (src->perm && !pl->perm)) {
+    st = ellr_error(ELLR_ERR_MEM, "cannot allocate the row order of %d rows", n);
     goto fail;
   }
+  memcpy(pl->rowlen, src->rowlen, nstoredrows * sizeof(int32_t));
+  if (src->perm) memcpy(pl->perm, src->perm, (size_t)n * sizeof(int32_t));
+  for (int32_t i = 0; i < n; i++) len[src->perm ? src->perm[i] : i] = src->rowlen[i];
+  if ((st = ellr_plan_geometry(pl, &q, len, src->stats.nnz, src->stats.maxrowlen))) goto fail;
+  free(len);
   return ELLR_OK;
 
 fail:
