@@ -39,7 +39,6 @@ typedef struct {
 #endif
   int32_t         *rowptr32, *colidx32; /* 32-bit copies of the CSR indices when PetscInt is 64-bit */
   PetscInt         nproducts;             /* products run on this storage: proves the plugin's kernels ran */
-  PetscLogDouble   setup_time;            /* seconds spent in the last build or refill */
 } Mat_SeqAIJELLR;
 
 PETSC_INTERN const char *MatELLRTypeName(MatELLRFormat, PetscBool mpi);

@@ -111,14 +111,12 @@ PetscErrorCode MatSeqAIJELLRUpdate(Mat A)
   PetscObjectState state;
   PetscBool        rebuild;
   ellr_csr         csr;
-  PetscLogDouble   t0, t1;
 
   PetscFunctionBegin;
   PetscCall(PetscObjectStateGet((PetscObject)A, &state));
   rebuild = (PetscBool)(!e->built || A->nonzerostate != e->nzstate || A->cmap->n != e->ncols);
   if (!rebuild && state == e->state) PetscFunctionReturn(0);
 
-  PetscCall(PetscTime(&t0));
   PetscCall(PetscLogEventBegin(MAT_ELLRBuild, A, 0, 0, 0));
   if (rebuild) PetscCall(MatSeqAIJELLRFreeStorage(e));
   PetscCall(MatSeqAIJELLRGetCSR(A, rebuild, &csr));
@@ -143,8 +141,6 @@ PetscErrorCode MatSeqAIJELLRUpdate(Mat A)
   }
 #endif
   PetscCall(PetscLogEventEnd(MAT_ELLRBuild, A, 0, 0, 0));
-  PetscCall(PetscTime(&t1));
-  e->setup_time = t1 - t0;
   e->built      = PETSC_TRUE;
   e->state      = state;
   e->nzstate    = A->nonzerostate;
