@@ -1,15 +1,35 @@
 #!/usr/bin/env bash
 # config/setup.sh - installs or checks what petsc-ellr needs, then says what it found.
 #
-# On Debian/Ubuntu as root it installs the missing packages (PETSc, Open MPI, Python's scipy for the
-# Matrix Market converter, valgrind for `make check`); otherwise it prints the exact command to run.
-# PETSC_DIR (and PETSC_ARCH) pick another PETSc, e.g. a CUDA-enabled one (config/build-petsc-cuda.sh).
+# On Debian/Ubuntu as root it installs every missing package that a README command or a test uses;
+# otherwise it prints the exact command to run.  What each package is for:
+#   make gcc pkg-config            building the library, and the test that builds a program from petscellr.pc
+#   petsc-dev                      PETSc (real double, 32-bit indices): the default PETSC_DIR, /usr/lib/petsc
+#   libpetsc<V>-dev-examples       PETSc's own KSP tutorials ex2/ex23/ex50 that make check runs with the types
+#                                  (a Recommends of petsc-dev: --no-install-recommends never brings it)
+#   libpetsc64-real<V>-dev         64-bit-index PETSc: make check builds the library against it too
+#   libopenmpi-dev openmpi-bin     MPI (mpiexec for 2 and 4 ranks)
+#   python3-numpy python3-scipy    tutorials/mtx2petsc.py (the real-matrix tests)
+#   python3-petsc4py               tutorials/ex3.py (the petsc4py example make check runs)
+#   valgrind zlib1g-dev            the valgrind tests; the spmv benchmark reads gzipped matrices
+# <V> is the version of the petsc-dev found (3.18 on Debian 12).
+# PETSC_DIR (and PETSC_ARCH) pick another PETSc, e.g. a CUDA-enabled one (config/build-petsc-cuda.sh);
+# then only the tools are installed.
 set -euo pipefail
 
 PETSC_DIR=${PETSC_DIR:-/usr/lib/petsc}
 PETSC_ARCH=${PETSC_ARCH:-}
-debian_pkgs=(make gcc petsc-dev libopenmpi-dev openmpi-bin python3-numpy python3-scipy valgrind zlib1g-dev)
-[ "$PETSC_DIR" = /usr/lib/petsc ] || debian_pkgs=(make gcc python3-numpy python3-scipy valgrind zlib1g-dev)
+tools=(make gcc pkg-config libopenmpi-dev openmpi-bin python3-numpy python3-scipy valgrind zlib1g-dev)
+if [ "$PETSC_DIR" = /usr/lib/petsc ]; then
+  # the version-named packages: from the installed PETSc, else from the archive's candidate
+  v=$(dpkg-query -W -f='${Version}' petsc-dev 2>/dev/null || true)
+  [ -n "$v" ] || v=$(apt-cache policy petsc-dev 2>/dev/null | sed -n 's/^ *Candidate: *//p' | head -1)
+  v=$(echo "$v" | sed -n 's/^\([0-9]*\.[0-9]*\).*/\1/p')
+  debian_pkgs=("${tools[@]}" petsc-dev python3-petsc4py)
+  if [ -n "$v" ]; then debian_pkgs+=("libpetsc$v-dev-examples" "libpetsc64-real$v-dev"); fi
+else
+  debian_pkgs=("${tools[@]}")
+fi
 
 missing=()
 if command -v dpkg-query >/dev/null 2>&1; then
@@ -23,6 +43,8 @@ if [ ${#missing[@]} -gt 0 ]; then
     export DEBIAN_FRONTEND=noninteractive
     apt-get update -qq
     apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+    # petsc-dev's version is known only once it is installed: the version-named packages may follow
+    if [ "$PETSC_DIR" = /usr/lib/petsc ] && [ -z "${v:-}" ]; then exec "$0" "$@"; fi
   else
     echo "petsc-ellr setup: missing packages: ${missing[*]}" >&2
     echo "  install them with:  sudo apt-get install ${missing[*]}" >&2
