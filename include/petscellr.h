@@ -13,21 +13,32 @@
 
 /*MC
    MATELLR - MATELLR = "ellrt" - A matrix type whose products run on ELLPACK-R storage with T
-   threads per row (ELLR-T), on the GPU when one is present (CUDA), else on the CPU.
+   threads per row (ELLR-T) on the GPU (CUDA).  Without a GPU its products are AIJ's own, so it is never
+   slower than `MATAIJ` there.
 
    This matrix type is identical to `MATSEQAIJELLRT` on one process and `MATMPIAIJELLRT` otherwise.
    Assembly, factorizations and every PC work through the AIJ base class; only the products
    (MatMult, MatMultAdd, MatMultTranspose, MatMultTransposeAdd) use the ELLPACK-R storage.
 
-   Options Database Keys:
+   Options Database Keys (also under the matrix's options prefix; listed by -help):
 +  -mat_type ellrt                      - sets the matrix type
+.  -mat_ellr_backend <auto,cuda,cpu,aij> - where products run: auto = cuda when the library has CUDA and a GPU is
+                                          visible, else aij (AIJ's own CPU products, no second copy of the matrix);
+                                          cpu = the ELLPACK-R storage on the CPU (for testing the format)
 .  -mat_ellr_threads_per_row <0>        - T in {1,2,4,8,16,32}; 0 = tuned on the GPU, from nnz/row on the CPU
 .  -mat_ellr_block_size <0>             - GPU threads per block (multiple of 32, at most 1024); 0 = tuned
 .  -mat_ellr_slice_height <0>           - rows per slice; 0 = one slice of all rows (plain ELLPACK-R)
 .  -mat_ellr_sort <false>               - store rows sorted by decreasing length (PELLR)
 .  -mat_ellr_sort_window <0>            - sort only inside windows of this many rows; 0 = all rows
-.  -mat_ellr_max_fill <8>               - refuse storage of more than this many entries per nonzero
--  -mat_ellr_backend <auto,cuda,cpu>    - where products run; auto = CUDA when a GPU is present
+.  -mat_ellr_max_fill <8>               - refuse storage of more than this many times CSR's bytes (0 = no limit;
+                                          storage under 1 MiB is never refused)
+-  -mat_ellr_verify <false>             - check every GPU product against the CPU engine (slow; for debugging)
+
+   Notes:
+   In parallel each process's diagonal block uses the chosen format and the off-diagonal block is sorted and
+   sliced (most of its rows are empty); the product is MPIAIJ's, so the ghost exchange overlaps the diagonal
+   block's product.  The storage is built at the first product and is rebuilt or refilled whenever the matrix
+   changes.  `-mat_view ::ascii_info` reports where products run and what the storage costs.
 
    Level: beginner
 
@@ -53,11 +64,12 @@ M*/
 #define MATSEQAIJPELLR  "seqaijpellr"
 #define MATMPIAIJPELLR  "mpiaijpellr"
 
-/* Where products run. */
+/* Where products run: AUTO resolves to CUDA where the library has it and a GPU is visible, else to AIJ. */
 typedef enum {
-  MAT_ELLR_BACKEND_AUTO,
-  MAT_ELLR_BACKEND_CUDA,
-  MAT_ELLR_BACKEND_CPU
+  MAT_ELLR_BACKEND_AUTO, /* CUDA when possible, else AIJ */
+  MAT_ELLR_BACKEND_CUDA, /* the ELLPACK-R storage on the GPU */
+  MAT_ELLR_BACKEND_CPU,  /* the ELLPACK-R storage on the CPU (for testing the format; slower than AIJ) */
+  MAT_ELLR_BACKEND_AIJ   /* AIJ's own CPU products on the CSR: no second copy of the matrix */
 } MatELLRBackend;
 PETSC_EXTERN const char *const MatELLRBackends[];
 

@@ -66,8 +66,7 @@ int main(int argc, char **argv)
 
   PetscCall(MatCreate(PETSC_COMM_WORLD, &A));
   PetscCall(MatSetSizes(A, PETSC_DECIDE, PETSC_DECIDE, N, N));
-  PetscCall(MatSetType(A, MATAIJ)); /* the default; -mat_type overrides it */
-  PetscCall(MatSetFromOptions(A));
+  PetscCall(MatSetFromOptions(A)); /* -mat_type (default aij) and, with -help, the type's options */
   PetscCall(MatSetUp(A)); /* fixes the layout; the preallocation below replaces MatSetUp's default one */
   PetscCall(MatGetOwnershipRange(A, &rstart, &rend));
   PetscCall(MatGetOwnershipRangeColumn(A, &cstart, &cend));

@@ -26,9 +26,16 @@ typedef struct {
 /* The sequential matrix: an AIJ matrix whose products run on an ELLPACK-R copy of its CSR. */
 typedef struct {
   MatELLRSettings  settings;
+  MatELLRFormat    typeformat; /* the format named by the type (a block's settings may name another) */
   struct _MatOps   baseops; /* AIJ's ops in place of the ones overridden, for chaining and converting back */
+  /* AIJ's composed methods that change the pattern: called, then the storage is dropped */
   PetscErrorCode (*baseretrievevalues)(Mat);
-  MatELLRBackend   backend; /* CPU or CUDA, resolved when the storage was built */
+  PetscErrorCode (*baseprealloc)(Mat, PetscInt, const PetscInt[]);
+  PetscErrorCode (*baseprealloccsr)(Mat, const PetscInt[], const PetscInt[], const PetscScalar[]);
+  PetscErrorCode (*baseresetprealloc)(Mat);
+  PetscErrorCode (*basecoo)(Mat, PetscCount, PetscInt[], PetscInt[]);
+  MatELLRBackend   backend;  /* resolved: AIJ, CPU or CUDA */
+  PetscBool        resolved; /* backend resolved for the current settings */
   PetscBool        built;
   PetscObjectState state;   /* object state the storage was made from */
   PetscObjectState nzstate; /* nonzero state the storage was made from */
@@ -38,23 +45,38 @@ typedef struct {
   ellr_cuda_matrix *dev;    /* CUDA backend storage */
 #endif
   int32_t         *rowptr32, *colidx32; /* 32-bit copies of the CSR indices when PetscInt is 64-bit */
+  PetscInt         rowptr32n, colidx32n; /* rows and nonzeros they were allocated for */
   PetscInt         nproducts;             /* products run on this storage: proves the plugin's kernels ran */
 } Mat_SeqAIJELLR;
 
 PETSC_INTERN const char *MatELLRTypeName(MatELLRFormat, PetscBool mpi);
 PETSC_INTERN PetscErrorCode MatELLRSettingsDefault(MatELLRFormat, MatELLRSettings *);
-PETSC_INTERN PetscErrorCode MatELLRSettingsSetFromOptions(Mat, MatELLRSettings *);
+PETSC_INTERN PetscErrorCode MatELLRSettingsFromOptions(Mat, MatELLROptionItems, MatELLRSettings *);
+PETSC_INTERN PetscErrorCode MatELLRSettingsFromOptionsDatabase(Mat, MatELLRSettings *);
+PETSC_INTERN PetscBool      MatELLRSettingsEqual(const MatELLRSettings *, const MatELLRSettings *);
 PETSC_INTERN PetscErrorCode MatELLRCheckStatus(ellr_status, const char *what);
 PETSC_INTERN PetscErrorCode MatELLRResolveBackend(MatELLRBackend, MatELLRBackend *);
 PETSC_INTERN PetscErrorCode MatELLRRestoreBaseOps(Mat, const struct _MatOps *);
 PETSC_INTERN PetscErrorCode MatELLRSetDefaultVecType(Mat, const MatELLRBackend *);
+PETSC_INTERN PetscErrorCode MatELLRSelectDevice(void);
+PETSC_INTERN PetscErrorCode MatELLRGetStream(void **);
 
 PETSC_INTERN PetscErrorCode MatConvert_SeqAIJ_SeqAIJELLR_Format(Mat, MatELLRFormat, const MatELLRSettings *, MatReuse, Mat *);
 PETSC_INTERN PetscErrorCode MatConvert_SeqAIJELLR_SeqAIJ(Mat, MatType, MatReuse, Mat *);
+PETSC_INTERN struct _MatOps MatSeqAIJELLR_AIJOps;
+PETSC_INTERN PetscErrorCode MatSeqAIJELLRCaptureAIJOps(void);
+PETSC_INTERN Mat_SeqAIJELLR *MatSeqAIJELLRGetData(Mat);
+PETSC_INTERN PetscErrorCode MatELLRGetProductCount_SeqAIJELLR(Mat, PetscInt *);
+PETSC_INTERN PetscErrorCode MatSeqAIJELLRFreeStorage(Mat_SeqAIJELLR *);
+PETSC_INTERN const ellr_plan *MatSeqAIJELLRGetPlan(Mat_SeqAIJELLR *);
+PETSC_INTERN PetscErrorCode MatSeqAIJELLRResolve(Mat, Mat_SeqAIJELLR *);
+PETSC_INTERN PetscErrorCode MatMult_SeqAIJELLR(Mat, Vec, Vec);
+PETSC_INTERN PetscErrorCode MatMultAdd_SeqAIJELLR(Mat, Vec, Vec, Vec);
+PETSC_INTERN PetscErrorCode MatMultTranspose_SeqAIJELLR(Mat, Vec, Vec);
+PETSC_INTERN PetscErrorCode MatMultTransposeAdd_SeqAIJELLR(Mat, Vec, Vec, Vec);
 PETSC_INTERN PetscErrorCode MatSeqAIJELLRSetSettings(Mat, const MatELLRSettings *);
 PETSC_INTERN PetscErrorCode MatSeqAIJELLRUpdate(Mat);
 PETSC_INTERN PetscErrorCode MatSeqAIJELLRView_Info(Mat, PetscViewer);
-PETSC_INTERN PetscErrorCode MatMultKernel_SeqAIJELLR(Mat, Vec x, Vec z, Vec y, PetscBool transpose);
 PETSC_INTERN PetscErrorCode MatSeqAIJELLRGetCSR(Mat, PetscBool, ellr_csr *);
 
 PETSC_INTERN PetscErrorCode MatCreate_SeqAIJELLRT(Mat);

@@ -2,7 +2,7 @@
 #include "ellrimpl.h"
 
 PetscLogEvent     MAT_ELLRMult, MAT_ELLRBuild, MAT_ELLRTune, MAT_ELLRCopyToGPU;
-const char *const MatELLRBackends[] = {"auto", "cuda", "cpu", "MatELLRBackend", "MAT_ELLR_BACKEND_", NULL};
+const char *const MatELLRBackends[] = {"auto", "cuda", "cpu", "aij", "MatELLRBackend", "MAT_ELLR_BACKEND_", NULL};
 
 static PetscBool PetscELLRPackageInitialized = PETSC_FALSE;
 
@@ -63,7 +63,8 @@ PETSC_EXTERN PetscErrorCode PetscDLLibraryRegister_petscellr(void)
 
 /*@
   MatELLRGetProductCount - Number of products (MatMult, MatMultAdd, MatMultTranspose, MatMultTransposeAdd)
-  that ran on the ELLPACK-R storage of this matrix (for a parallel matrix: of this process's diagonal block).
+  that ran on the ELLPACK-R storage of this matrix; for a parallel matrix the smaller of the counts of this
+  process's diagonal and off-diagonal blocks, so that a block whose products did not run on the storage shows.
 
   Not Collective
 
@@ -74,7 +75,8 @@ PETSC_EXTERN PetscErrorCode PetscDLLibraryRegister_petscellr(void)
 . count - the number of products
 
   Notes:
-  Tests use it to prove that the plugin's kernels ran rather than a base-class (AIJ) product.
+  Tests use it to prove that the plugin's kernels ran rather than a base-class (AIJ) product.  With the
+  backend `MAT_ELLR_BACKEND_AIJ` (the automatic choice without a GPU) products are AIJ's and are not counted.
 
   Level: developer
 
@@ -90,8 +92,9 @@ PetscErrorCode MatELLRGetProductCount(Mat A, PetscInt *count)
 }
 
 /*@
-  MatELLRGetBackend - Where the products of this matrix run: `MAT_ELLR_BACKEND_CUDA` or `MAT_ELLR_BACKEND_CPU`
-  (`MAT_ELLR_BACKEND_AUTO` until the storage is first built, at assembly).
+  MatELLRGetBackend - Where the products of this matrix run: `MAT_ELLR_BACKEND_CUDA` (ELLPACK-R on the GPU),
+  `MAT_ELLR_BACKEND_CPU` (ELLPACK-R on the CPU) or `MAT_ELLR_BACKEND_AIJ` (AIJ's own products), as resolved from
+  -mat_ellr_backend.
 
   Not Collective
 

@@ -1,5 +1,9 @@
 /* ellrsettings.c - defaults, options, backend choice and engine errors, shared by the seq and mpi types. */
 #include "ellrimpl.h"
+#include <stdlib.h>
+#if defined(PETSCELLR_HAVE_CUDA) && defined(PETSCELLR_PETSC_HAS_CUDA)
+  #include <petscdevice.h>
+#endif
 
 const char *MatELLRTypeName(MatELLRFormat format, PetscBool mpi)
 {
@@ -21,26 +25,28 @@ PetscErrorCode MatELLRSettingsDefault(MatELLRFormat format, MatELLRSettings *s)
   PetscFunctionReturn(0);
 }
 
-/* Reads -mat_ellr_* for this matrix (its options prefix) and rejects values the engine cannot use. */
-PetscErrorCode MatELLRSettingsSetFromOptions(Mat A, MatELLRSettings *s)
+/* Reads -mat_ellr_* (under the matrix's prefix) through an options block that is already open: the one
+   MatSetFromOptions() hands over, so that -help lists them.  Values the engine cannot use are errors that
+   say what to use instead. */
+PetscErrorCode MatELLRSettingsFromOptions(Mat A, MatELLROptionItems PetscOptionsObject, MatELLRSettings *s)
 {
-  PetscInt  T = s->eng.threads_per_row, bs = s->eng.block_size, C = s->eng.slice_height, window = s->eng.sort_window;
-  PetscBool sort     = s->eng.sort_rows ? PETSC_TRUE : PETSC_FALSE;
+  PetscInt    T = s->eng.threads_per_row, bs = s->eng.block_size, C = s->eng.slice_height, window = s->eng.sort_window;
+  PetscBool   sort = s->eng.sort_rows ? PETSC_TRUE : PETSC_FALSE, verify = s->verify;
   PetscReal   max_fill = s->eng.max_fill;
   PetscEnum   backend  = (PetscEnum)s->backend;
   const char *pre      = NULL;
 
   PetscFunctionBegin;
-  PetscObjectOptionsBegin((PetscObject)A);
+  PetscOptionsHeadBegin(PetscOptionsObject, "petsc-ellr: ELLPACK-R storage of MATELLR (ellrt) and MATPELLR (pellr)");
+  PetscCall(PetscOptionsEnum("-mat_ellr_backend", "Where products run: auto (cuda with a GPU, else aij), cuda, cpu (the ELLPACK-R storage on the CPU) or aij (AIJ's own products)", "MATELLR", MatELLRBackends, backend, &backend, NULL));
   PetscCall(PetscOptionsInt("-mat_ellr_threads_per_row", "Threads per row T: 1, 2, 4, 8, 16 or 32; 0 = automatic", "MATELLR", T, &T, NULL));
   PetscCall(PetscOptionsInt("-mat_ellr_block_size", "GPU threads per block, a multiple of 32 up to 1024; 0 = tuned", "MATELLR", bs, &bs, NULL));
   PetscCall(PetscOptionsInt("-mat_ellr_slice_height", "Rows per slice; 0 = one slice of all rows", "MATELLR", C, &C, NULL));
   PetscCall(PetscOptionsBool("-mat_ellr_sort", "Store rows sorted by decreasing length (PELLR)", "MATELLR", sort, &sort, NULL));
   PetscCall(PetscOptionsInt("-mat_ellr_sort_window", "Sort rows only inside windows of this many rows; 0 = all rows", "MATELLR", window, &window, NULL));
-  PetscCall(PetscOptionsReal("-mat_ellr_max_fill", "Refuse storage of more than this many stored entries per nonzero; 0 = no limit", "MATELLR", max_fill, &max_fill, NULL));
-  PetscCall(PetscOptionsEnum("-mat_ellr_backend", "Where products run", "MATELLR", MatELLRBackends, backend, &backend, NULL));
-  PetscCall(PetscOptionsBool("-mat_ellr_verify", "Check every GPU product against the CPU engine (slow; for debugging)", "MATELLR", s->verify, &s->verify, NULL));
-  PetscOptionsEnd();
+  PetscCall(PetscOptionsReal("-mat_ellr_max_fill", "Refuse storage of more than this many times CSR's bytes; 0 = no limit", "MATELLR", max_fill, &max_fill, NULL));
+  PetscCall(PetscOptionsBool("-mat_ellr_verify", "Check every GPU product against the CPU engine (slow; for debugging)", "MATELLR", verify, &verify, NULL));
+  PetscOptionsHeadEnd();
   PetscCall(PetscObjectGetOptionsPrefix((PetscObject)A, &pre));
   if (!pre) pre = "";
 
@@ -48,7 +54,7 @@ PetscErrorCode MatELLRSettingsSetFromOptions(Mat A, MatELLRSettings *s)
   PetscCheck(bs >= 0 && bs <= 1024 && bs % 32 == 0, PetscObjectComm((PetscObject)A), PETSC_ERR_ARG_OUTOFRANGE, "-%smat_ellr_block_size %" PetscInt_FMT " is invalid: use a multiple of 32 up to 1024, e.g. 128, 256 or 512 (or 0 to tune it)", pre, bs);
   PetscCheck(C >= 0 && C <= 2147483647, PetscObjectComm((PetscObject)A), PETSC_ERR_ARG_OUTOFRANGE, "-%smat_ellr_slice_height %" PetscInt_FMT " is invalid: use a positive number of rows per slice such as 32, or 0 for one slice of all rows", pre, C);
   PetscCheck(window >= 0, PetscObjectComm((PetscObject)A), PETSC_ERR_ARG_OUTOFRANGE, "-%smat_ellr_sort_window %" PetscInt_FMT " is invalid: use a positive number of rows, or 0 to sort all rows", pre, window);
-  PetscCheck(max_fill >= 0, PetscObjectComm((PetscObject)A), PETSC_ERR_ARG_OUTOFRANGE, "-%smat_ellr_max_fill %g is invalid: use a ratio of stored entries to nonzeros such as 8, or 0 for no limit", pre, (double)max_fill);
+  PetscCheck(max_fill >= 0, PetscObjectComm((PetscObject)A), PETSC_ERR_ARG_OUTOFRANGE, "-%smat_ellr_max_fill %g is invalid: use a ratio to CSR's memory such as 8, or 0 for no limit", pre, (double)max_fill);
   s->eng.threads_per_row = (int)T;
   s->eng.block_size      = (int)bs;
   s->eng.slice_height    = (int)C;
@@ -56,42 +62,115 @@ PetscErrorCode MatELLRSettingsSetFromOptions(Mat A, MatELLRSettings *s)
   s->eng.sort_window     = (int)window;
   s->eng.max_fill        = (double)max_fill;
   s->backend             = (MatELLRBackend)backend;
+  s->verify              = verify;
   PetscFunctionReturn(0);
 }
 
-#if defined(PETSCELLR_HAVE_CUDA) && !defined(PETSCELLR_PETSC_HAS_CUDA)
-/* A PETSc without CUDA picks no GPU: give each MPI rank of a node its own, once. */
-static PetscErrorCode MatELLRSelectDevice(void)
+/* The same options for a matrix that may never see MatSetFromOptions() (MatSetType() alone, DMCreateMatrix(),
+   MatConvert()): read silently when the type is set; -help lists them from MatSetFromOptions(), whose printing
+   this block must not suppress (PETSc prints an object's options once). */
+PetscErrorCode MatELLRSettingsFromOptionsDatabase(Mat A, MatELLRSettings *s)
 {
-  static PetscBool selected = PETSC_FALSE;
-  MPI_Comm         node;
-  PetscMPIInt      rank;
+  const PetscBool printed = ((PetscObject)A)->optionsprinted;
 
   PetscFunctionBegin;
-  if (selected) PetscFunctionReturn(0);
-  PetscCallMPI(MPI_Comm_split_type(PETSC_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node));
-  PetscCallMPI(MPI_Comm_rank(node, &rank));
-  PetscCallMPI(MPI_Comm_free(&node));
-  PetscCall(MatELLRCheckStatus(ellr_cuda_select_device((int)rank), "Selecting this process's GPU"));
-  selected = PETSC_TRUE;
+  PetscObjectOptionsBegin((PetscObject)A);
+  PetscOptionsObject->alreadyprinted = PETSC_TRUE;
+  PetscCall(MatELLRSettingsFromOptions(A, PetscOptionsObject, s));
+  PetscOptionsEnd();
+  ((PetscObject)A)->optionsprinted = printed;
+  PetscFunctionReturn(0);
+}
+
+PetscBool MatELLRSettingsEqual(const MatELLRSettings *a, const MatELLRSettings *b)
+{
+  return (PetscBool)(a->format == b->format && a->backend == b->backend && a->eng.threads_per_row == b->eng.threads_per_row && a->eng.block_size == b->eng.block_size && a->eng.slice_height == b->eng.slice_height && a->eng.sort_rows == b->eng.sort_rows && a->eng.sort_window == b->eng.sort_window && a->eng.max_fill == b->eng.max_fill && a->verify == b->verify);
+}
+
+#if defined(PETSCELLR_HAVE_CUDA) && !defined(PETSCELLR_PETSC_HAS_CUDA)
+/* This process's rank among the processes of its node, without a collective call (lazy set-ups inside a
+   product must never call one): the launchers' environment, else the rank in PETSC_COMM_WORLD. */
+static PetscErrorCode MatELLRNodeLocalRank(PetscMPIInt *local)
+{
+  static const char *vars[] = {"OMPI_COMM_WORLD_LOCAL_RANK", "MPI_LOCALRANKID", "MV2_COMM_WORLD_LOCAL_RANK", "PMI_LOCAL_RANK", "SLURM_LOCALID"};
+
+  PetscFunctionBegin;
+  for (size_t k = 0; k < sizeof(vars) / sizeof(vars[0]); k++) {
+    const char *v = getenv(vars[k]);
+    if (v && *v) {
+      *local = (PetscMPIInt)atoi(v);
+      PetscFunctionReturn(0);
+    }
+  }
+  PetscCallMPI(MPI_Comm_rank(PETSC_COMM_WORLD, local));
   PetscFunctionReturn(0);
 }
 #endif
 
-/* AUTO becomes CUDA when the library has the CUDA backend and a device is visible, else CPU. */
+/* The GPU of this process, chosen once, before its first allocation.  A CUDA-enabled PETSc chooses it through
+   its device context (-device_select_cuda); otherwise each process of a node takes its own GPU (node-local
+   rank mod the number of GPUs). */
+PetscErrorCode MatELLRSelectDevice(void)
+{
+  static PetscBool selected = PETSC_FALSE;
+
+  PetscFunctionBegin;
+  if (selected) PetscFunctionReturn(0);
+#if defined(PETSCELLR_HAVE_CUDA)
+  #if defined(PETSCELLR_PETSC_HAS_CUDA)
+  PetscCall(PetscDeviceInitialize(PETSC_DEVICE_CUDA));
+  {
+    PetscDeviceContext dctx;
+    PetscCall(PetscDeviceContextGetCurrentContext(&dctx)); /* makes PETSc's device the current one */
+  }
+  #else
+  {
+    PetscMPIInt local;
+    PetscCall(MatELLRNodeLocalRank(&local));
+    PetscCall(MatELLRCheckStatus(ellr_cuda_select_device((int)local), "Selecting this process's GPU"));
+  }
+  #endif
+#endif
+  selected = PETSC_TRUE;
+  PetscFunctionReturn(0);
+}
+
+/* PETSc's current CUDA stream (a cudaStream_t, as void *): every GPU operation of a matrix orders with PETSc's
+   vector kernels.  NULL (the legacy default stream) when PETSc has no CUDA or predates stream handles. */
+PetscErrorCode MatELLRGetStream(void **stream)
+{
+  PetscFunctionBegin;
+  *stream = NULL;
+#if defined(PETSCELLR_HAVE_CUDA) && defined(PETSCELLR_PETSC_HAS_CUDA) && PETSC_VERSION_GE(3, 20, 0)
+  {
+    PetscDeviceContext dctx;
+    void              *handle = NULL;
+    PetscCall(PetscDeviceContextGetCurrentContext(&dctx));
+    PetscCall(PetscDeviceContextGetStreamHandle(dctx, &handle));
+    if (handle) *stream = *(void **)handle;
+  }
+#endif
+  PetscFunctionReturn(0);
+}
+
+/* AUTO becomes CUDA when the library has the CUDA backend and a device is visible, else AIJ (AIJ's own CPU
+   products: the ELLPACK-R CPU engine is never faster than AIJ).  No collective call, no GPU allocation. */
 PetscErrorCode MatELLRResolveBackend(MatELLRBackend asked, MatELLRBackend *resolved)
 {
   PetscFunctionBegin;
+  if (asked == MAT_ELLR_BACKEND_CPU || asked == MAT_ELLR_BACKEND_AIJ) {
+    *resolved = asked;
+    PetscFunctionReturn(0);
+  }
 #if defined(PETSCELLR_HAVE_CUDA)
-  const int ndev = ellr_cuda_device_count();
-  if (asked == MAT_ELLR_BACKEND_CUDA) PetscCheck(ndev > 0, PETSC_COMM_SELF, PETSC_ERR_SUP_SYS, "-mat_ellr_backend cuda: no CUDA device is visible to this process (check the driver and CUDA_VISIBLE_DEVICES), use -mat_ellr_backend cpu or auto");
-  *resolved = asked == MAT_ELLR_BACKEND_CPU || ndev == 0 ? MAT_ELLR_BACKEND_CPU : MAT_ELLR_BACKEND_CUDA;
-  #if !defined(PETSCELLR_PETSC_HAS_CUDA)
-  if (*resolved == MAT_ELLR_BACKEND_CUDA) PetscCall(MatELLRSelectDevice());
-  #endif
+  {
+    const int ndev = ellr_cuda_device_count();
+    if (asked == MAT_ELLR_BACKEND_CUDA) PetscCheck(ndev > 0, PETSC_COMM_SELF, PETSC_ERR_SUP_SYS, "-mat_ellr_backend cuda: no CUDA device is visible to this process (check the driver and CUDA_VISIBLE_DEVICES), use -mat_ellr_backend auto, aij or cpu");
+    *resolved = ndev > 0 ? MAT_ELLR_BACKEND_CUDA : MAT_ELLR_BACKEND_AIJ;
+  }
 #else
-  PetscCheck(asked != MAT_ELLR_BACKEND_CUDA, PETSC_COMM_SELF, PETSC_ERR_SUP, "-mat_ellr_backend cuda: this libpetscellr was built without CUDA; rebuild it with nvcc on PATH (make WITH_CUDA=1), or use -mat_ellr_backend cpu or auto");
-  *resolved = MAT_ELLR_BACKEND_CPU;
+  PetscCheck(asked != MAT_ELLR_BACKEND_CUDA, PETSC_COMM_SELF, PETSC_ERR_SUP, "-mat_ellr_backend cuda: this libpetscellr was built without CUDA; rebuild it with nvcc on PATH (make WITH_CUDA=1), or use -mat_ellr_backend auto, aij or cpu");
+  *resolved = MAT_ELLR_BACKEND_AIJ;
 #endif
   PetscFunctionReturn(0);
 }

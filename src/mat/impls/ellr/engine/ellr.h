@@ -79,6 +79,7 @@ typedef struct {
   double  fill;           /* nstored / nnz (1 for an empty matrix) */
   size_t  bytes;          /* values + column indices + rowlen + perm + slice offsets */
   int32_t maxrowlen;      /* longest row */
+  int32_t nonempty_rows;  /* rows with at least one entry (AIJ counts 2 nnz - nonempty_rows flops for y = A x) */
   double  meanrowlen;     /* nnz / nrows */
   int64_t niter;          /* warp iterations of one product, this order (seed 001, Eq. 1) */
   int64_t niter_unsorted; /* the same for the original row order */

@@ -125,6 +125,8 @@ static ellr_status ellr_plan_geometry(ellr_plan *pl, const ellr_params *p, const
   sx->nstored        = pl->slice_start[pl->nslices];
   sx->fill           = sx->nnz ? (double)sx->nstored / (double)sx->nnz : 1.0;
   sx->maxrowlen      = maxlen;
+  sx->nonempty_rows  = 0;
+  for (int32_t r = 0; r < n; r++) sx->nonempty_rows += len[r] > 0;
   sx->meanrowlen     = n ? (double)sx->nnz / n : 0.0;
   sx->bytes          = (size_t)sx->nstored * (sizeof(double) + sizeof(int32_t)) + nstoredrows * sizeof(int32_t) + (pl->perm ? (size_t)n * sizeof(int32_t) : 0) + ((size_t)pl->nslices + 1) * sizeof(int64_t);
   sx->niter          = ellr_warp_iterations(pl->rowlen, n, pl->T);

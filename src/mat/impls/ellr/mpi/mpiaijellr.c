@@ -1,22 +1,70 @@
 /*
-  mpiaijellr.c - MATMPIAIJELLRT and MATMPIAIJPELLR: MPIAIJ matrices whose diagonal and off-diagonal
-  blocks are the sequential ELLPACK-R types.
+  mpiaijellr.c - MATMPIAIJELLRT and MATMPIAIJPELLR: MPIAIJ matrices whose diagonal and off-diagonal blocks
+  are the sequential ELLPACK-R types.
 
-  The diagonal block takes the matrix's format; the off-diagonal block is always sorted and sliced
-  (PELLR), since most of its rows are empty and full-width ELLPACK-R would pad every one of them.
-  A product overlaps the ghost exchange with the diagonal block's product, as MatMult_MPIAIJ and
-  pJDS (seed 002) do.  The ghost vector has the type of the vectors the products run on (VECSEQCUDA
-  with a CUDA-enabled PETSc), so on the GPU only the ghost values cross PCIe.
+  As MPIAIJSELL and MPIAIJPERM do, the parallel type adds nothing to MPIAIJ's product: MatMult_MPIAIJ
+  starts the ghost exchange on MPIAIJ's own scatter (Mvctx) into its ghost vector (lvec), multiplies the
+  diagonal block meanwhile and adds the off-diagonal block's product of the ghosts.  PETSc keeps Mvctx and
+  lvec current through every re-preallocation, COO assembly and new pattern; this type only makes sure
+  that the blocks PETSc creates are ELLPACK-R blocks with this matrix's settings, before any product.
+
+  The diagonal block takes the matrix's format; the off-diagonal block is always sorted and sliced (PELLR
+  settings), since most of its rows are empty and full-width ELLPACK-R would pad every one of them.
 */
 #include "../ellrimpl.h"
 
 typedef struct {
-  MatELLRSettings  settings;
-  struct _MatOps   baseops;
-  VecScatter       ghostscatter; /* x (global) -> ghosts, from the off-diagonal block's column map */
-  Vec              ghosts;
-  PetscObjectState scatter_nzstate;
+  MatELLRSettings settings;
+  MatELLRFormat   typeformat;
+  struct _MatOps  baseops;
+  PetscErrorCode (*baseprealloc)(Mat, PetscInt, const PetscInt[], PetscInt, const PetscInt[]);
+  PetscErrorCode (*basecoo)(Mat, PetscCount, PetscInt[], PetscInt[]);
 } Mat_MPIAIJELLR;
+
+static struct _MatOps MatMPIAIJELLR_AIJOps;
+static PetscBool      MatMPIAIJELLR_AIJOpsCaptured = PETSC_FALSE;
+
+/* A plain MPIAIJ's ops, for a header that lost this type's data. */
+static PetscErrorCode MatMPIAIJELLRCaptureAIJOps(void)
+{
+  Mat t;
+
+  PetscFunctionBegin;
+  if (MatMPIAIJELLR_AIJOpsCaptured) PetscFunctionReturn(0);
+  PetscCall(MatCreate(PETSC_COMM_SELF, &t));
+  PetscCall(MatSetType(t, MATMPIAIJ));
+  MatMPIAIJELLR_AIJOps         = *t->ops;
+  MatMPIAIJELLR_AIJOpsCaptured = PETSC_TRUE;
+  PetscCall(MatDestroy(&t));
+  PetscFunctionReturn(0);
+}
+
+/* Products of both blocks on their ELLPACK-R storage: the smaller count, so that one that fell back to AIJ
+   shows.  (With the AIJ backend neither counts.) */
+static PetscErrorCode MatELLRGetProductCount_MPIAIJELLR(Mat A, PetscInt *count)
+{
+  Mat      Ad, Ao;
+  PetscInt cd = 0, co = 0;
+
+  PetscFunctionBegin;
+  *count = 0;
+  PetscCall(MatMPIAIJGetSeqAIJ(A, &Ad, &Ao, NULL));
+  if (!Ad || !Ao) PetscFunctionReturn(0);
+  if (MatSeqAIJELLRGetData(Ad)) PetscCall(MatELLRGetProductCount_SeqAIJELLR(Ad, &cd));
+  if (MatSeqAIJELLRGetData(Ao)) PetscCall(MatELLRGetProductCount_SeqAIJELLR(Ao, &co));
+  *count = PetscMin(cd, co);
+  PetscFunctionReturn(0);
+}
+
+/* This type's data of A, or NULL when A's header holds another matrix's (see aijellrstorage.c). */
+static Mat_MPIAIJELLR *MatMPIAIJELLRGetData(Mat A)
+{
+  PetscErrorCode (*f)(Mat, PetscInt *) = NULL;
+
+  if (!A->spptr) return NULL;
+  if (PetscObjectQueryFunction((PetscObject)A, "MatELLRGetProductCount_C", &f) || f != MatELLRGetProductCount_MPIAIJELLR) return NULL;
+  return (Mat_MPIAIJELLR *)A->spptr;
+}
 
 /* The off-diagonal block's settings: the parent's backend and block size, sorted 32-row slices. */
 static PetscErrorCode MatMPIAIJELLROffDiagSettings(const MatELLRSettings *parent, MatELLRSettings *s)
@@ -24,160 +72,152 @@ static PetscErrorCode MatMPIAIJELLROffDiagSettings(const MatELLRSettings *parent
   PetscFunctionBegin;
   PetscCall(MatELLRSettingsDefault(MAT_ELLR_FORMAT_PELLR, s));
   s->backend        = parent->backend;
+  s->verify         = parent->verify;
   s->eng.block_size = parent->eng.block_size;
   s->eng.max_fill   = 0; /* its fill is bounded by the slicing; empty rows cost nothing */
   PetscFunctionReturn(0);
 }
 
-static PetscErrorCode MatMPIAIJELLRSetUpBlock(Mat blk, const MatELLRSettings *s)
+/* A block PETSc made: either of the ELLR types (PETSc's COO path makes both blocks of the root type) takes
+   the settings; a plain SEQAIJ is converted in place. */
+static PetscErrorCode MatMPIAIJELLRSetUpBlock(Mat A, Mat blk, const MatELLRSettings *s)
 {
-  PetscBool same;
+  PetscBool aij;
 
   PetscFunctionBegin;
-  PetscCall(PetscObjectTypeCompare((PetscObject)blk, MatELLRTypeName(s->format, PETSC_FALSE), &same));
-  if (same) PetscCall(MatSeqAIJELLRSetSettings(blk, s));
-  else {
-    PetscCall(PetscObjectTypeCompare((PetscObject)blk, MATSEQAIJ, &same));
-    PetscCheck(same, PETSC_COMM_SELF, PETSC_ERR_PLIB, "Unexpected block type %s in a %s matrix", ((PetscObject)blk)->type_name, MatELLRTypeName(s->format, PETSC_TRUE));
-    PetscCall(MatConvert_SeqAIJ_SeqAIJELLR_Format(blk, s->format, s, MAT_INPLACE_MATRIX, &blk));
+  if (!blk) PetscFunctionReturn(0);
+  if (MatSeqAIJELLRGetData(blk)) {
+    PetscCall(MatSeqAIJELLRSetSettings(blk, s));
+    PetscFunctionReturn(0);
   }
+  PetscCall(PetscObjectTypeCompare((PetscObject)blk, MATSEQAIJ, &aij));
+  PetscCheck(aij, PETSC_COMM_SELF, PETSC_ERR_SUP, "A %s matrix got a block of type %s from PETSc; petsc-ellr takes blocks of type seqaij, seqaijellrt or seqaijpellr: convert the matrix to MATMPIAIJ first", ((PetscObject)A)->type_name, ((PetscObject)blk)->type_name);
+  PetscCall(MatConvert_SeqAIJ_SeqAIJELLR_Format(blk, s->format, s, MAT_INPLACE_MATRIX, &blk));
   PetscFunctionReturn(0);
 }
 
-/* Blocks of this type with the current settings, and a ghost scatter for the current pattern.
-   Cheap when nothing changed; MPIAIJ replaces its off-diagonal block when a new off-process
-   nonzero arrives after assembly, so this runs before every product too. */
-static PetscErrorCode MatMPIAIJELLRSetUp(Mat A, Mat *Ad, Mat *Ao)
+/* Both blocks are ELLR blocks with the current settings.  Cheap when nothing changed: called at assembly,
+   after every preallocation PETSc does, and before every product (MPIAIJ replaces its off-diagonal block
+   when a new off-process nonzero arrives after assembly). */
+static PetscErrorCode MatMPIAIJELLRSetUpBlocks(Mat A, Mat_MPIAIJELLR *m)
 {
-  Mat_MPIAIJELLR *m = (Mat_MPIAIJELLR *)A->spptr;
+  Mat             Ad, Ao;
   MatELLRSettings so;
-  const PetscInt *garray;
 
   PetscFunctionBegin;
-  PetscCall(MatMPIAIJGetSeqAIJ(A, Ad, Ao, &garray));
-  PetscCall(MatMPIAIJELLRSetUpBlock(*Ad, &m->settings));
+  PetscCall(MatMPIAIJGetSeqAIJ(A, &Ad, &Ao, NULL));
+  PetscCall(MatMPIAIJELLRSetUpBlock(A, Ad, &m->settings));
   PetscCall(MatMPIAIJELLROffDiagSettings(&m->settings, &so));
-  PetscCall(MatMPIAIJELLRSetUpBlock(*Ao, &so));
-  if (!m->ghostscatter || m->scatter_nzstate != A->nonzerostate) {
-    const PetscInt nghost = (*Ao)->cmap->n;
-    Vec            xt;
-    IS             is;
-    MatELLRBackend backend;
-    VecType        gtype = VECSEQ;
-
-    PetscCall(VecScatterDestroy(&m->ghostscatter));
-    PetscCall(VecDestroy(&m->ghosts));
-    PetscCall(MatELLRResolveBackend(m->settings.backend, &backend));
-#if defined(PETSCELLR_HAVE_CUDA) && defined(PETSCELLR_PETSC_HAS_CUDA)
-    if (backend == MAT_ELLR_BACKEND_CUDA) gtype = VECSEQCUDA;
-#endif
-    PetscCall(VecCreate(PETSC_COMM_SELF, &m->ghosts));
-    PetscCall(VecSetSizes(m->ghosts, nghost, nghost));
-    PetscCall(VecSetType(m->ghosts, gtype));
-    PetscCall(MatCreateVecs(A, &xt, NULL));
-    PetscCall(ISCreateGeneral(PETSC_COMM_SELF, nghost, garray, PETSC_COPY_VALUES, &is));
-    PetscCall(VecScatterCreate(xt, is, m->ghosts, NULL, &m->ghostscatter));
-    PetscCall(ISDestroy(&is));
-    PetscCall(VecDestroy(&xt));
-    m->scatter_nzstate = A->nonzerostate;
-  }
-  PetscFunctionReturn(0);
-}
-
-/* y = A x + z: ghosts travel while the diagonal block multiplies. */
-static PetscErrorCode MatMultKernel_MPIAIJELLR(Mat A, Vec x, Vec z, Vec y)
-{
-  Mat_MPIAIJELLR *m = (Mat_MPIAIJELLR *)A->spptr;
-  Mat             Ad, Ao;
-
-  PetscFunctionBegin;
-  PetscCall(MatMPIAIJELLRSetUp(A, &Ad, &Ao));
-  PetscCall(VecScatterBegin(m->ghostscatter, x, m->ghosts, INSERT_VALUES, SCATTER_FORWARD));
-  PetscCall(MatMultKernel_SeqAIJELLR(Ad, x, z, y, PETSC_FALSE));
-  PetscCall(VecScatterEnd(m->ghostscatter, x, m->ghosts, INSERT_VALUES, SCATTER_FORWARD));
-  PetscCall(MatMultKernel_SeqAIJELLR(Ao, m->ghosts, y, y, PETSC_FALSE));
-  PetscFunctionReturn(0);
-}
-
-/* y = A^T x + z.  The diagonal block's product comes before the reverse scatter into y begins: a device
-   product takes y for writing, which PETSc refuses while a scatter holds it. */
-static PetscErrorCode MatMultTransposeKernel_MPIAIJELLR(Mat A, Vec x, Vec z, Vec y)
-{
-  Mat_MPIAIJELLR *m = (Mat_MPIAIJELLR *)A->spptr;
-  Mat             Ad, Ao;
-
-  PetscFunctionBegin;
-  PetscCall(MatMPIAIJELLRSetUp(A, &Ad, &Ao));
-  PetscCall(MatMultKernel_SeqAIJELLR(Ao, x, NULL, m->ghosts, PETSC_TRUE));
-  PetscCall(MatMultKernel_SeqAIJELLR(Ad, x, z, y, PETSC_TRUE));
-  PetscCall(VecScatterBegin(m->ghostscatter, m->ghosts, y, ADD_VALUES, SCATTER_REVERSE));
-  PetscCall(VecScatterEnd(m->ghostscatter, m->ghosts, y, ADD_VALUES, SCATTER_REVERSE));
+  PetscCall(MatMPIAIJELLRSetUpBlock(A, Ao, &so));
   PetscFunctionReturn(0);
 }
 
 static PetscErrorCode MatMult_MPIAIJELLR(Mat A, Vec x, Vec y)
 {
+  Mat_MPIAIJELLR *m = MatMPIAIJELLRGetData(A);
+
   PetscFunctionBegin;
-  PetscCall(MatMultKernel_MPIAIJELLR(A, x, NULL, y));
+  if (m) PetscCall(MatMPIAIJELLRSetUpBlocks(A, m));
+  PetscCall((*(m ? &m->baseops : &MatMPIAIJELLR_AIJOps)->mult)(A, x, y));
   PetscFunctionReturn(0);
 }
 
 static PetscErrorCode MatMultAdd_MPIAIJELLR(Mat A, Vec x, Vec z, Vec y)
 {
+  Mat_MPIAIJELLR *m = MatMPIAIJELLRGetData(A);
+
   PetscFunctionBegin;
-  PetscCall(MatMultKernel_MPIAIJELLR(A, x, z, y));
+  if (m) PetscCall(MatMPIAIJELLRSetUpBlocks(A, m));
+  PetscCall((*(m ? &m->baseops : &MatMPIAIJELLR_AIJOps)->multadd)(A, x, z, y));
   PetscFunctionReturn(0);
 }
 
 static PetscErrorCode MatMultTranspose_MPIAIJELLR(Mat A, Vec x, Vec y)
 {
+  Mat_MPIAIJELLR *m = MatMPIAIJELLRGetData(A);
+
   PetscFunctionBegin;
-  PetscCall(MatMultTransposeKernel_MPIAIJELLR(A, x, NULL, y));
+  if (m) PetscCall(MatMPIAIJELLRSetUpBlocks(A, m));
+  PetscCall((*(m ? &m->baseops : &MatMPIAIJELLR_AIJOps)->multtranspose)(A, x, y));
   PetscFunctionReturn(0);
 }
 
 static PetscErrorCode MatMultTransposeAdd_MPIAIJELLR(Mat A, Vec x, Vec z, Vec y)
 {
+  Mat_MPIAIJELLR *m = MatMPIAIJELLRGetData(A);
+
   PetscFunctionBegin;
-  PetscCall(MatMultTransposeKernel_MPIAIJELLR(A, x, z, y));
+  if (m) PetscCall(MatMPIAIJELLRSetUpBlocks(A, m));
+  PetscCall((*(m ? &m->baseops : &MatMPIAIJELLR_AIJOps)->multtransposeadd)(A, x, z, y));
   PetscFunctionReturn(0);
 }
 
 static PetscErrorCode MatAssemblyEnd_MPIAIJELLR(Mat A, MatAssemblyType mode)
 {
-  Mat_MPIAIJELLR *m = (Mat_MPIAIJELLR *)A->spptr;
-  Mat             Ad, Ao;
+  Mat_MPIAIJELLR *m = MatMPIAIJELLRGetData(A);
 
   PetscFunctionBegin;
-  PetscCall((*m->baseops.assemblyend)(A, mode));
-  if (mode == MAT_FINAL_ASSEMBLY) PetscCall(MatMPIAIJELLRSetUp(A, &Ad, &Ao));
+  PetscCall((*(m ? &m->baseops : &MatMPIAIJELLR_AIJOps)->assemblyend)(A, mode));
+  if (m && mode == MAT_FINAL_ASSEMBLY) PetscCall(MatMPIAIJELLRSetUpBlocks(A, m));
+  PetscFunctionReturn(0);
+}
+
+/* MPIAIJ's preallocation makes a new SEQAIJ off-diagonal block (and a diagonal one the first time): they
+   become ELLR blocks before assembly, so MPIAIJ makes its ghost vector of their vector type. */
+static PetscErrorCode MatMPIAIJSetPreallocation_MPIAIJELLR(Mat A, PetscInt d_nz, const PetscInt d_nnz[], PetscInt o_nz, const PetscInt o_nnz[])
+{
+  Mat_MPIAIJELLR *m = (Mat_MPIAIJELLR *)A->spptr;
+
+  PetscFunctionBegin;
+  PetscCall((*m->baseprealloc)(A, d_nz, d_nnz, o_nz, o_nnz));
+  PetscCall(MatMPIAIJELLRSetUpBlocks(A, m));
+  PetscFunctionReturn(0);
+}
+
+/* MPIAIJ's COO preallocation makes new blocks of the root type and assembles without MatAssemblyEnd(). */
+static PetscErrorCode MatSetPreallocationCOO_MPIAIJELLR(Mat A, PetscCount n, PetscInt i[], PetscInt j[])
+{
+  Mat_MPIAIJELLR *m = (Mat_MPIAIJELLR *)A->spptr;
+
+  PetscFunctionBegin;
+  PetscCall((*m->basecoo)(A, n, i, j));
+  PetscCall(MatMPIAIJELLRSetUpBlocks(A, m));
   PetscFunctionReturn(0);
 }
 
 static PetscErrorCode MatSetFromOptions_MPIAIJELLR(Mat A, MatELLROptionItems PetscOptionsObject)
 {
-  Mat_MPIAIJELLR *m = (Mat_MPIAIJELLR *)A->spptr;
+  Mat_MPIAIJELLR *m = MatMPIAIJELLRGetData(A);
 
   PetscFunctionBegin;
+  if (!m) {
+    if (MatMPIAIJELLR_AIJOps.setfromoptions) PetscCall((*MatMPIAIJELLR_AIJOps.setfromoptions)(A, PetscOptionsObject));
+    PetscFunctionReturn(0);
+  }
   if (m->baseops.setfromoptions) PetscCall((*m->baseops.setfromoptions)(A, PetscOptionsObject));
-  PetscCall(MatELLRSettingsSetFromOptions(A, &m->settings)); /* the blocks take them at the next set-up */
+  PetscCall(MatELLRSettingsFromOptions(A, PetscOptionsObject, &m->settings));
+  PetscCall(MatELLRSetDefaultVecType(A, &m->settings.backend));
+  PetscCall(MatMPIAIJELLRSetUpBlocks(A, m));
   PetscFunctionReturn(0);
 }
 
 static PetscErrorCode MatView_MPIAIJELLR(Mat A, PetscViewer viewer)
 {
-  Mat_MPIAIJELLR   *m = (Mat_MPIAIJELLR *)A->spptr;
+  Mat_MPIAIJELLR   *m = MatMPIAIJELLRGetData(A);
   PetscBool         isascii;
   PetscViewerFormat format;
   Mat               Ad, Ao;
 
   PetscFunctionBegin;
-  PetscCall((*m->baseops.view)(A, viewer));
+  PetscCall((*(m ? &m->baseops : &MatMPIAIJELLR_AIJOps)->view)(A, viewer));
+  if (!m) PetscFunctionReturn(0);
   PetscCall(PetscObjectTypeCompare((PetscObject)viewer, PETSCVIEWERASCII, &isascii));
   if (!isascii) PetscFunctionReturn(0);
   PetscCall(PetscViewerGetFormat(viewer, &format));
   if (format != PETSC_VIEWER_ASCII_INFO && format != PETSC_VIEWER_ASCII_INFO_DETAIL) PetscFunctionReturn(0);
-  PetscCall(MatMPIAIJELLRSetUp(A, &Ad, &Ao));
+  PetscCall(MatMPIAIJELLRSetUpBlocks(A, m));
+  PetscCall(MatMPIAIJGetSeqAIJ(A, &Ad, &Ao, NULL));
+  if (!Ad || !Ao) PetscFunctionReturn(0);
   PetscCall(PetscViewerASCIIPrintf(viewer, "process 0, diagonal block:\n"));
   PetscCall(MatSeqAIJELLRView_Info(Ad, viewer));
   PetscCall(PetscViewerASCIIPrintf(viewer, "process 0, off-diagonal block (%" PetscInt_FMT " ghost columns):\n", Ao->cmap->n));
@@ -185,25 +225,13 @@ static PetscErrorCode MatView_MPIAIJELLR(Mat A, PetscViewer viewer)
   PetscFunctionReturn(0);
 }
 
-static PetscErrorCode MatELLRGetProductCount_MPIAIJELLR(Mat A, PetscInt *count)
-{
-  Mat Ad, Ao;
-
-  PetscFunctionBegin;
-  PetscCall(MatMPIAIJGetSeqAIJ(A, &Ad, &Ao, NULL));
-  *count = 0;
-  if (Ad->spptr) PetscCall(MatELLRGetProductCount(Ad, count));
-  PetscFunctionReturn(0);
-}
-
 static PetscErrorCode MatELLRGetBackend_MPIAIJELLR(Mat A, MatELLRBackend *backend)
 {
-  Mat Ad, Ao;
+  Mat_MPIAIJELLR *m = MatMPIAIJELLRGetData(A);
 
   PetscFunctionBegin;
-  PetscCall(MatMPIAIJGetSeqAIJ(A, &Ad, &Ao, NULL));
   *backend = MAT_ELLR_BACKEND_AUTO;
-  if (Ad->spptr) PetscCall(MatELLRGetBackend(Ad, backend));
+  if (m) PetscCall(MatELLRResolveBackend(m->settings.backend, backend));
   PetscFunctionReturn(0);
 }
 
@@ -214,18 +242,20 @@ static PetscErrorCode MatMPIAIJELLRFree(Mat A)
   Mat_MPIAIJELLR *m = (Mat_MPIAIJELLR *)A->spptr;
 
   PetscFunctionBegin;
-  PetscCall(VecScatterDestroy(&m->ghostscatter));
-  PetscCall(VecDestroy(&m->ghosts));
-  PetscCall(MatMPIAIJELLRCompose(A, m->settings.format, PETSC_FALSE));
+  PetscCall(MatMPIAIJELLRCompose(A, m->typeformat, PETSC_FALSE));
   PetscCall(PetscFree(A->spptr));
   PetscFunctionReturn(0);
 }
 
 static PetscErrorCode MatDestroy_MPIAIJELLR(Mat A)
 {
-  Mat_MPIAIJELLR *m = (Mat_MPIAIJELLR *)A->spptr;
+  Mat_MPIAIJELLR *m = MatMPIAIJELLRGetData(A);
 
   PetscFunctionBegin;
+  if (!m) {
+    PetscCall((*MatMPIAIJELLR_AIJOps.destroy)(A));
+    PetscFunctionReturn(0);
+  }
   A->ops->destroy = m->baseops.destroy;
   PetscCall(MatMPIAIJELLRFree(A));
   PetscCall((*A->ops->destroy)(A));
@@ -234,12 +264,19 @@ static PetscErrorCode MatDestroy_MPIAIJELLR(Mat A)
 
 static PetscErrorCode MatDuplicate_MPIAIJELLR(Mat A, MatDuplicateOption op, Mat *B)
 {
-  Mat_MPIAIJELLR *m = (Mat_MPIAIJELLR *)A->spptr;
+  Mat_MPIAIJELLR *m = MatMPIAIJELLRGetData(A), *mb;
 
   PetscFunctionBegin;
+  if (!m) {
+    PetscCall((*MatMPIAIJELLR_AIJOps.duplicate)(A, op, B));
+    PetscFunctionReturn(0);
+  }
   /* MPIAIJ's duplicate makes a matrix of A's type name with duplicates of A's (ELLR) blocks */
   PetscCall((*m->baseops.duplicate)(A, op, B));
-  ((Mat_MPIAIJELLR *)(*B)->spptr)->settings = m->settings;
+  mb = MatMPIAIJELLRGetData(*B);
+  PetscCheck(mb, PETSC_COMM_SELF, PETSC_ERR_PLIB, "MatDuplicate() of a %s matrix gave a %s matrix", ((PetscObject)A)->type_name, ((PetscObject)*B)->type_name);
+  mb->settings = m->settings;
+  PetscCall(MatMPIAIJELLRSetUpBlocks(*B, mb));
   PetscFunctionReturn(0);
 }
 
@@ -256,11 +293,14 @@ static PetscErrorCode MatConvert_MPIAIJELLR_MPIAIJ(Mat A, MatType type, MatReuse
   }
   if (reuse == MAT_INITIAL_MATRIX) PetscCall(MatDuplicate(A, MAT_COPY_VALUES, newmat));
   B = *newmat;
-  m = (Mat_MPIAIJELLR *)B->spptr;
+  m = MatMPIAIJELLRGetData(B);
+  PetscCheck(m, PETSC_COMM_SELF, PETSC_ERR_ARG_WRONG, "Matrix of type %s no longer holds petsc-ellr data", ((PetscObject)B)->type_name);
   PetscCall(MatMPIAIJGetSeqAIJ(B, &Ad, &Ao, NULL));
-  if (Ad->spptr) PetscCall(MatConvert_SeqAIJELLR_SeqAIJ(Ad, MATSEQAIJ, MAT_INPLACE_MATRIX, &Ad));
-  if (Ao->spptr) PetscCall(MatConvert_SeqAIJELLR_SeqAIJ(Ao, MATSEQAIJ, MAT_INPLACE_MATRIX, &Ao));
+  if (Ad && MatSeqAIJELLRGetData(Ad)) PetscCall(MatConvert_SeqAIJELLR_SeqAIJ(Ad, MATSEQAIJ, MAT_INPLACE_MATRIX, &Ad));
+  if (Ao && MatSeqAIJELLRGetData(Ao)) PetscCall(MatConvert_SeqAIJELLR_SeqAIJ(Ao, MATSEQAIJ, MAT_INPLACE_MATRIX, &Ao));
   PetscCall(MatELLRRestoreBaseOps(B, &m->baseops));
+  PetscCall(PetscObjectComposeFunction((PetscObject)B, "MatMPIAIJSetPreallocation_C", m->baseprealloc));
+  PetscCall(PetscObjectComposeFunction((PetscObject)B, "MatSetPreallocationCOO_C", m->basecoo));
   PetscCall(MatMPIAIJELLRFree(B));
   PetscCall(MatELLRSetDefaultVecType(B, NULL));
   PetscCall(PetscObjectChangeTypeName((PetscObject)B, MATMPIAIJ));
@@ -295,6 +335,10 @@ static PetscErrorCode MatMPIAIJELLRCompose(Mat A, MatELLRFormat format, PetscBoo
   PetscCall(PetscObjectComposeFunction((PetscObject)A, pellr ? "MatConvert_mpiaijpellr_mpiaij_C" : "MatConvert_mpiaijellrt_mpiaij_C", on ? MatConvert_MPIAIJELLR_MPIAIJ : NULL));
   PetscCall(PetscObjectComposeFunction((PetscObject)A, "MatELLRGetProductCount_C", on ? MatELLRGetProductCount_MPIAIJELLR : NULL));
   PetscCall(PetscObjectComposeFunction((PetscObject)A, "MatELLRGetBackend_C", on ? MatELLRGetBackend_MPIAIJELLR : NULL));
+  if (on) {
+    PetscCall(PetscObjectComposeFunction((PetscObject)A, "MatMPIAIJSetPreallocation_C", MatMPIAIJSetPreallocation_MPIAIJELLR));
+    PetscCall(PetscObjectComposeFunction((PetscObject)A, "MatSetPreallocationCOO_C", MatSetPreallocationCOO_MPIAIJELLR));
+  }
   PetscFunctionReturn(0);
 }
 
@@ -308,14 +352,20 @@ static PetscErrorCode MatConvert_MPIAIJ_MPIAIJELLR_Format(Mat A, MatELLRFormat f
     PetscCall(MatCopy(A, *newmat, SAME_NONZERO_PATTERN));
     PetscFunctionReturn(0);
   }
+  PetscCall(MatMPIAIJELLRCaptureAIJOps());
+  PetscCall(MatSeqAIJELLRCaptureAIJOps());
   if (reuse == MAT_INITIAL_MATRIX) PetscCall(MatDuplicate(A, MAT_COPY_VALUES, newmat));
   B = *newmat;
   PetscCheck(!B->spptr, PetscObjectComm((PetscObject)B), PETSC_ERR_ARG_WRONG, "Cannot convert a matrix that already carries GPU or other extra data (type %s) to %s: convert it to MATMPIAIJ first", ((PetscObject)B)->type_name, MatELLRTypeName(format, PETSC_TRUE));
   PetscCall(PetscNew(&m));
-  B->spptr   = m;
-  m->baseops = *B->ops;
+  B->spptr      = m;
+  m->baseops    = *B->ops;
+  m->typeformat = format;
+  PetscCall(PetscObjectQueryFunction((PetscObject)B, "MatMPIAIJSetPreallocation_C", &m->baseprealloc));
+  PetscCall(PetscObjectQueryFunction((PetscObject)B, "MatSetPreallocationCOO_C", &m->basecoo));
+  PetscCheck(m->baseprealloc && m->basecoo, PETSC_COMM_SELF, PETSC_ERR_PLIB, "This PETSc's MATMPIAIJ lacks a composed method petsc-ellr wraps");
   PetscCall(MatELLRSettingsDefault(format, &m->settings));
-  PetscCall(MatELLRSettingsSetFromOptions(B, &m->settings));
+  PetscCall(MatELLRSettingsFromOptionsDatabase(B, &m->settings));
   B->ops->mult             = MatMult_MPIAIJELLR;
   B->ops->multadd          = MatMultAdd_MPIAIJELLR;
   B->ops->multtranspose    = MatMultTranspose_MPIAIJELLR;
@@ -328,10 +378,7 @@ static PetscErrorCode MatConvert_MPIAIJ_MPIAIJELLR_Format(Mat A, MatELLRFormat f
   PetscCall(MatMPIAIJELLRCompose(B, format, PETSC_TRUE));
   PetscCall(MatELLRSetDefaultVecType(B, &m->settings.backend));
   PetscCall(PetscObjectChangeTypeName((PetscObject)B, MatELLRTypeName(format, PETSC_TRUE)));
-  if (B->assembled) {
-    Mat Ad, Ao;
-    PetscCall(MatMPIAIJELLRSetUp(B, &Ad, &Ao));
-  }
+  PetscCall(MatMPIAIJELLRSetUpBlocks(B, m));
   PetscFunctionReturn(0);
 }
 

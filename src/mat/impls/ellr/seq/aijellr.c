@@ -1,159 +1,18 @@
 /*
   aijellr.c - MATSEQAIJELLRT and MATSEQAIJPELLR: sequential AIJ matrices whose products run on an
-  ELLPACK-R copy of the CSR.
+  ELLPACK-R copy of the CSR (aijellrstorage.c) with the kernels of aijellrmult.c.
 
-  The host CSR stays the source of truth: assembly, MatSetValues, factorizations, MatZeroRows ... are
-  AIJ's.  The ELLPACK-R storage is a cache, made at final assembly and refreshed before every product
-  when PETSc's object state says the values changed (values refilled in place) or its nonzero state
-  says the pattern changed (storage rebuilt).
+  The life cycle follows PETSc's own AIJ subclasses (aijsell, aijperm): the type is SEQAIJ plus ops and
+  composed methods.  Every op this type installs also works when the header no longer holds this type's
+  data: MatHeaderMerge() (in-place LU, Cholesky, ILU, ICC) keeps the ops but brings another matrix's data,
+  so the ops check whose data they see (MatSeqAIJELLRGetData()) and act as plain SEQAIJ otherwise.
 */
 #include "../ellrimpl.h"
 
-static PetscErrorCode MatMult_SeqAIJELLR(Mat A, Vec x, Vec y)
-{
-  PetscFunctionBegin;
-  PetscCall(MatMultKernel_SeqAIJELLR(A, x, NULL, y, PETSC_FALSE));
-  PetscFunctionReturn(0);
-}
-
-static PetscErrorCode MatMultAdd_SeqAIJELLR(Mat A, Vec x, Vec z, Vec y)
-{
-  PetscFunctionBegin;
-  PetscCall(MatMultKernel_SeqAIJELLR(A, x, z, y, PETSC_FALSE));
-  PetscFunctionReturn(0);
-}
-
-static PetscErrorCode MatMultTranspose_SeqAIJELLR(Mat A, Vec x, Vec y)
-{
-  PetscFunctionBegin;
-  PetscCall(MatMultKernel_SeqAIJELLR(A, x, NULL, y, PETSC_TRUE));
-  PetscFunctionReturn(0);
-}
-
-static PetscErrorCode MatMultTransposeAdd_SeqAIJELLR(Mat A, Vec x, Vec z, Vec y)
-{
-  PetscFunctionBegin;
-  PetscCall(MatMultKernel_SeqAIJELLR(A, x, z, y, PETSC_TRUE));
-  PetscFunctionReturn(0);
-}
-
-static PetscErrorCode MatSeqAIJELLRFreeStorage(Mat_SeqAIJELLR *e)
-{
-  PetscFunctionBegin;
-  ellr_matrix_destroy(&e->host);
-#if defined(PETSCELLR_HAVE_CUDA)
-  if (e->dev) PetscCall(MatELLRCheckStatus(ellr_cuda_destroy(e->dev), "freeing the GPU storage"));
-  e->dev = NULL;
-#endif
-  e->built = PETSC_FALSE;
-  PetscFunctionReturn(0);
-}
-
-/* The CSR of A as the engine takes it: 32-bit indices (copied only when PetscInt is 64-bit). */
-PetscErrorCode MatSeqAIJELLRGetCSR(Mat A, PetscBool pattern_changed, ellr_csr *csr)
-{
-  Mat_SeqAIJELLR    *e = (Mat_SeqAIJELLR *)A->spptr;
-  PetscInt           n;
-  const PetscInt    *ia, *ja;
-  const PetscScalar *aa;
-  PetscBool          done;
-
-  PetscFunctionBegin;
-  PetscCall(MatGetRowIJ(A, 0, PETSC_FALSE, PETSC_FALSE, &n, &ia, &ja, &done));
-  PetscCheck(done, PETSC_COMM_SELF, PETSC_ERR_PLIB, "MatGetRowIJ() failed on a sequential AIJ matrix");
-  PetscCall(MatSeqAIJGetArrayRead(A, &aa));
-  PetscCheck(ia[n] < 2147483647 && A->cmap->n < 2147483647, PETSC_COMM_SELF, PETSC_ERR_SUP, "A block with %" PetscInt_FMT " nonzeros and %" PetscInt_FMT " columns does not fit 32-bit indices: use more MPI processes", ia[n], A->cmap->n);
-  csr->nrows = (int32_t)n;
-  csr->ncols = (int32_t)A->cmap->n;
-  csr->val   = (const double *)aa;
-#if defined(PETSC_USE_64BIT_INDICES)
-  if (pattern_changed || !e->rowptr32) {
-    PetscCall(PetscFree2(e->rowptr32, e->colidx32));
-    PetscCall(PetscMalloc2(n + 1, &e->rowptr32, ia[n] ? ia[n] : 1, &e->colidx32));
-    for (PetscInt i = 0; i <= n; i++) e->rowptr32[i] = (int32_t)ia[i];
-    for (PetscInt k = 0; k < ia[n]; k++) e->colidx32[k] = (int32_t)ja[k];
-  }
-  csr->rowptr = e->rowptr32;
-  csr->colidx = e->colidx32;
-#else
-  (void)e;
-  (void)pattern_changed;
-  csr->rowptr = (const int32_t *)ia;
-  csr->colidx = (const int32_t *)ja;
-#endif
-  PetscCall(MatSeqAIJRestoreArrayRead(A, &aa));
-  PetscCall(MatRestoreRowIJ(A, 0, PETSC_FALSE, PETSC_FALSE, &n, &ia, &ja, &done));
-  PetscFunctionReturn(0);
-}
-
-/* The number of nonzeros the storage was made from. */
-static int64_t MatSeqAIJELLRStoredNonzeros(Mat_SeqAIJELLR *e)
-{
-#if defined(PETSCELLR_HAVE_CUDA)
-  if (e->backend == MAT_ELLR_BACKEND_CUDA) {
-    ellr_cuda_info info;
-    ellr_cuda_get_info(e->dev, &info);
-    return info.plan->stats.nnz;
-  }
-#endif
-  return e->host.plan.stats.nnz;
-}
-
-/*
-  Makes the ELLPACK-R storage agree with the AIJ matrix: nothing when neither values nor pattern
-  changed, a value refill when only values changed (what SNES and TS do every step), a rebuild when
-  the pattern or the column count changed.  Called before every product (and by -mat_view), so no product
-  ever sees a stale copy, whatever base-class routine changed the matrix.
-*/
-PetscErrorCode MatSeqAIJELLRUpdate(Mat A)
-{
-  Mat_SeqAIJELLR  *e = (Mat_SeqAIJELLR *)A->spptr;
-  PetscObjectState state;
-  PetscBool        rebuild;
-  ellr_csr         csr;
-
-  PetscFunctionBegin;
-  PetscCall(PetscObjectStateGet((PetscObject)A, &state));
-  rebuild = (PetscBool)(!e->built || A->nonzerostate != e->nzstate || A->cmap->n != e->ncols);
-  if (!rebuild && state == e->state) PetscFunctionReturn(0);
-
-  PetscCall(PetscLogEventBegin(MAT_ELLRBuild, A, 0, 0, 0));
-  if (rebuild) PetscCall(MatSeqAIJELLRFreeStorage(e));
-  PetscCall(MatSeqAIJELLRGetCSR(A, rebuild, &csr));
-  /* MatResetPreallocation followed by an assembly that inserts nothing leaves the nonzero state
-     alone: the count of nonzeros tells */
-  if (!rebuild && (int64_t)csr.rowptr[csr.nrows] != MatSeqAIJELLRStoredNonzeros(e)) {
-    rebuild = PETSC_TRUE;
-    PetscCall(MatSeqAIJELLRFreeStorage(e));
-    PetscCall(MatSeqAIJELLRGetCSR(A, rebuild, &csr));
-  }
-  if (rebuild) PetscCall(MatELLRResolveBackend(e->settings.backend, &e->backend));
-  if (e->backend == MAT_ELLR_BACKEND_CPU) {
-    if (rebuild) PetscCall(MatELLRCheckStatus(ellr_matrix_create(&csr, &e->settings.eng, &e->host), "Building the ELLPACK-R storage"));
-    else ellr_fill_values(&e->host.plan, &csr, e->host.val);
-  }
-#if defined(PETSCELLR_HAVE_CUDA)
-  else {
-    PetscCall(PetscLogEventBegin(MAT_ELLRCopyToGPU, A, 0, 0, 0));
-    if (rebuild) PetscCall(MatELLRCheckStatus(ellr_cuda_create(&csr, &e->settings.eng, &e->dev), "Building the ELLPACK-R storage on the GPU"));
-    else PetscCall(MatELLRCheckStatus(ellr_cuda_update_values(e->dev, &csr), "Copying new values to the GPU"));
-    PetscCall(PetscLogEventEnd(MAT_ELLRCopyToGPU, A, 0, 0, 0));
-  }
-#endif
-  PetscCall(PetscLogEventEnd(MAT_ELLRBuild, A, 0, 0, 0));
-  e->built      = PETSC_TRUE;
-  e->state      = state;
-  e->nzstate    = A->nonzerostate;
-  e->ncols      = A->cmap->n;
-  PetscFunctionReturn(0);
-}
-
 /* Puts this type's products (back) in place.  Base-class calls such as AIJ's assembly with inodes
-   install AIJ products; those are kept in baseops (for converting back) and replaced again. */
-static PetscErrorCode MatSeqAIJELLRInstallOps(Mat A)
+   install AIJ products; those are kept in baseops (AIJ's products and converting back) and replaced again. */
+static PetscErrorCode MatSeqAIJELLRInstallOps(Mat A, Mat_SeqAIJELLR *e)
 {
-  Mat_SeqAIJELLR *e = (Mat_SeqAIJELLR *)A->spptr;
-
   PetscFunctionBegin;
   if (A->ops->mult != MatMult_SeqAIJELLR) e->baseops.mult = A->ops->mult;
   if (A->ops->multadd != MatMultAdd_SeqAIJELLR) e->baseops.multadd = A->ops->multadd;
@@ -168,43 +27,102 @@ static PetscErrorCode MatSeqAIJELLRInstallOps(Mat A)
 
 static PetscErrorCode MatAssemblyEnd_SeqAIJELLR(Mat A, MatAssemblyType mode)
 {
-  Mat_SeqAIJELLR *e = (Mat_SeqAIJELLR *)A->spptr;
+  Mat_SeqAIJELLR *e = MatSeqAIJELLRGetData(A);
 
   PetscFunctionBegin;
+  if (!e) {
+    PetscCall((*MatSeqAIJELLR_AIJOps.assemblyend)(A, mode));
+    PetscFunctionReturn(0);
+  }
   PetscCall((*e->baseops.assemblyend)(A, mode));
   /* the storage is made at the first product, as AIJCUSPARSE does: matrices that PETSc assembles
      internally from this type (transposes, Galerkin products) cost nothing until multiplied */
-  PetscCall(MatSeqAIJELLRInstallOps(A));
+  PetscCall(MatSeqAIJELLRInstallOps(A, e));
+  PetscFunctionReturn(0);
+}
+
+/* New settings take effect at the next product: the storage is dropped when they differ. */
+PetscErrorCode MatSeqAIJELLRSetSettings(Mat A, const MatELLRSettings *s)
+{
+  Mat_SeqAIJELLR *e = MatSeqAIJELLRGetData(A);
+
+  PetscFunctionBegin;
+  PetscCheck(e, PETSC_COMM_SELF, PETSC_ERR_ARG_WRONG, "Matrix of type %s no longer holds ELLPACK-R data (it was factored in place): convert it again", ((PetscObject)A)->type_name);
+  if (!MatELLRSettingsEqual(&e->settings, s)) {
+    PetscCall(MatSeqAIJELLRFreeStorage(e));
+    e->settings = *s;
+    e->resolved = PETSC_FALSE;
+    PetscCall(MatELLRSetDefaultVecType(A, &e->settings.backend));
+  }
   PetscFunctionReturn(0);
 }
 
 static PetscErrorCode MatSetFromOptions_SeqAIJELLR(Mat A, MatELLROptionItems PetscOptionsObject)
 {
-  Mat_SeqAIJELLR *e = (Mat_SeqAIJELLR *)A->spptr;
-  MatELLRSettings s = e->settings;
+  Mat_SeqAIJELLR *e = MatSeqAIJELLRGetData(A);
+  MatELLRSettings s;
 
   PetscFunctionBegin;
+  if (!e) {
+    if (MatSeqAIJELLR_AIJOps.setfromoptions) PetscCall((*MatSeqAIJELLR_AIJOps.setfromoptions)(A, PetscOptionsObject));
+    PetscFunctionReturn(0);
+  }
+  s = e->settings;
   if (e->baseops.setfromoptions) PetscCall((*e->baseops.setfromoptions)(A, PetscOptionsObject));
-  PetscCall(MatELLRSettingsSetFromOptions(A, &s));
+  PetscCall(MatELLRSettingsFromOptions(A, PetscOptionsObject, &s));
   PetscCall(MatSeqAIJELLRSetSettings(A, &s));
   PetscFunctionReturn(0);
 }
 
-static PetscBool MatELLRSettingsEqual(const MatELLRSettings *a, const MatELLRSettings *b)
+/* AIJ's composed methods that replace the pattern without raising the nonzero state: the storage goes. */
+static PetscErrorCode MatSeqAIJELLRDrop(Mat A)
 {
-  return (PetscBool)(a->format == b->format && a->backend == b->backend && a->eng.threads_per_row == b->eng.threads_per_row && a->eng.block_size == b->eng.block_size && a->eng.slice_height == b->eng.slice_height && a->eng.sort_rows == b->eng.sort_rows && a->eng.sort_window == b->eng.sort_window && a->eng.max_fill == b->eng.max_fill && a->verify == b->verify);
+  Mat_SeqAIJELLR *e = MatSeqAIJELLRGetData(A);
+
+  PetscFunctionBegin;
+  if (e) PetscCall(MatSeqAIJELLRFreeStorage(e));
+  PetscFunctionReturn(0);
 }
 
-/* New settings take effect at the next product: the storage is rebuilt when they differ. */
-PetscErrorCode MatSeqAIJELLRSetSettings(Mat A, const MatELLRSettings *s)
+static PetscErrorCode MatSeqAIJSetPreallocation_SeqAIJELLR(Mat A, PetscInt nz, const PetscInt nnz[])
 {
   Mat_SeqAIJELLR *e = (Mat_SeqAIJELLR *)A->spptr;
 
   PetscFunctionBegin;
-  if (!MatELLRSettingsEqual(&e->settings, s)) {
-    PetscCall(MatSeqAIJELLRFreeStorage(e));
-    e->settings = *s;
-  }
+  PetscCall((*e->baseprealloc)(A, nz, nnz));
+  PetscCall(MatSeqAIJELLRDrop(A));
+  PetscFunctionReturn(0);
+}
+
+static PetscErrorCode MatSeqAIJSetPreallocationCSR_SeqAIJELLR(Mat A, const PetscInt i[], const PetscInt j[], const PetscScalar v[])
+{
+  Mat_SeqAIJELLR *e = (Mat_SeqAIJELLR *)A->spptr;
+
+  PetscFunctionBegin;
+  PetscCall((*e->baseprealloccsr)(A, i, j, v));
+  PetscCall(MatSeqAIJELLRDrop(A));
+  PetscFunctionReturn(0);
+}
+
+static PetscErrorCode MatResetPreallocation_SeqAIJELLR(Mat A)
+{
+  Mat_SeqAIJELLR *e = (Mat_SeqAIJELLR *)A->spptr;
+
+  PetscFunctionBegin;
+  PetscCall((*e->baseresetprealloc)(A));
+  PetscCall(MatSeqAIJELLRDrop(A));
+  PetscFunctionReturn(0);
+}
+
+static PetscErrorCode MatSetPreallocationCOO_SeqAIJELLR(Mat A, PetscCount n, PetscInt i[], PetscInt j[])
+{
+  Mat_SeqAIJELLR *e = (Mat_SeqAIJELLR *)A->spptr;
+
+  PetscFunctionBegin;
+  PetscCall((*e->basecoo)(A, n, i, j));
+  PetscCall(MatSeqAIJELLRDrop(A));
+  /* AIJ's COO preallocation assembles the matrix without MatAssemblyEnd(): put the products back */
+  PetscCall(MatSeqAIJELLRInstallOps(A, e));
   PetscFunctionReturn(0);
 }
 
@@ -220,70 +138,27 @@ static PetscErrorCode MatRetrieveValues_SeqAIJELLR(Mat A)
   PetscFunctionReturn(0);
 }
 
-static PetscErrorCode MatELLRGetProductCount_SeqAIJELLR(Mat A, PetscInt *count)
-{
-  PetscFunctionBegin;
-  *count = ((Mat_SeqAIJELLR *)A->spptr)->nproducts;
-  PetscFunctionReturn(0);
-}
-
 static PetscErrorCode MatELLRGetBackend_SeqAIJELLR(Mat A, MatELLRBackend *backend)
 {
-  Mat_SeqAIJELLR *e = (Mat_SeqAIJELLR *)A->spptr;
+  Mat_SeqAIJELLR *e = MatSeqAIJELLRGetData(A);
 
   PetscFunctionBegin;
-  *backend = e->built ? e->backend : MAT_ELLR_BACKEND_AUTO;
-  PetscFunctionReturn(0);
-}
-
-/* -mat_view ::ascii_info: what was chosen and what it costs. */
-PetscErrorCode MatSeqAIJELLRView_Info(Mat A, PetscViewer viewer)
-{
-  Mat_SeqAIJELLR   *e = (Mat_SeqAIJELLR *)A->spptr;
-  const ellr_plan  *pl;
-  const ellr_stats *st;
-  const char       *fmt = e->settings.format == MAT_ELLR_FORMAT_PELLR ? "pellr (PELLR: rows sorted by length" : "ellrt (ELLPACK-R, ELLR-T kernel";
-
-  PetscFunctionBegin;
-  PetscCall(MatSeqAIJELLRUpdate(A));
-  pl = &e->host.plan;
-#if defined(PETSCELLR_HAVE_CUDA)
-  if (e->backend == MAT_ELLR_BACKEND_CUDA) {
-    ellr_cuda_info info;
-    ellr_cuda_get_info(e->dev, &info);
-    pl = info.plan;
-  }
-#endif
-  st = &pl->stats;
-  PetscCall(PetscViewerASCIIPrintf(viewer, "petsc-ellr format %s), backend %s\n", fmt, MatELLRBackends[e->backend]));
-  PetscCall(PetscViewerASCIIPushTab(viewer));
-  PetscCall(PetscViewerASCIIPrintf(viewer, "threads per row %d%s, slice height %d (%d slice%s), rows %s\n", (int)pl->T, e->settings.eng.threads_per_row ? "" : " (automatic)", (int)pl->C, (int)pl->nslices, pl->nslices == 1 ? "" : "s", pl->perm ? "sorted by decreasing length" : "in their own order"));
-  PetscCall(PetscViewerASCIIPrintf(viewer, "fill ratio %.3f (%lld stored entries for %lld nonzeros), storage %.3f MB (CSR %.3f MB)\n", st->fill, (long long)st->nstored, (long long)st->nnz, st->bytes / 1e6, (12.0 * st->nnz + 4.0 * (pl->nrows + 1)) / 1e6));
-  PetscCall(PetscViewerASCIIPrintf(viewer, "warp iterations per product %lld (%lld in the original row order), longest row %d, mean %.2f\n", (long long)st->niter, (long long)st->niter_unsorted, (int)st->maxrowlen, st->meanrowlen));
-#if defined(PETSCELLR_HAVE_CUDA)
-  if (e->backend == MAT_ELLR_BACKEND_CUDA) {
-    ellr_cuda_info info;
-    ellr_cuda_get_info(e->dev, &info);
-    PetscCall(PetscViewerASCIIPrintf(viewer, "GPU: block size %d%s, %.3f MB on the device; setup %.3f ms (plan %.3f, upload %.3f, fill %.3f, tune %.3f ms over %d products)\n", info.block_size, e->settings.eng.block_size ? "" : " (tuned)", info.device_bytes / 1e6, info.plan_ms + info.upload_ms + info.fill_ms + info.tune_ms, info.plan_ms, info.upload_ms, info.fill_ms, info.tune_ms, info.tune_products));
-  #if defined(PETSCELLR_PETSC_HAS_CUDA)
-    PetscCall(PetscViewerASCIIPrintf(viewer, "vectors: device arrays of VECCUDA vectors are used directly; other vectors are staged through pinned host buffers\n"));
-  #else
-    PetscCall(PetscViewerASCIIPrintf(viewer, "vectors: this PETSc has no CUDA, so x and y are staged through pinned host buffers on every product\n"));
-  #endif
-  }
-#endif
-  PetscCall(PetscViewerASCIIPopTab(viewer));
+  *backend = MAT_ELLR_BACKEND_AUTO;
+  if (!e) PetscFunctionReturn(0);
+  PetscCall(MatSeqAIJELLRResolve(A, e));
+  *backend = e->backend;
   PetscFunctionReturn(0);
 }
 
 static PetscErrorCode MatView_SeqAIJELLR(Mat A, PetscViewer viewer)
 {
-  Mat_SeqAIJELLR   *e = (Mat_SeqAIJELLR *)A->spptr;
+  Mat_SeqAIJELLR   *e = MatSeqAIJELLRGetData(A);
   PetscBool         isascii;
   PetscViewerFormat format;
 
   PetscFunctionBegin;
-  PetscCall((*e->baseops.view)(A, viewer));
+  PetscCall((*(e ? &e->baseops : &MatSeqAIJELLR_AIJOps)->view)(A, viewer));
+  if (!e) PetscFunctionReturn(0);
   PetscCall(PetscObjectTypeCompare((PetscObject)viewer, PETSCVIEWERASCII, &isascii));
   if (!isascii) PetscFunctionReturn(0);
   PetscCall(PetscViewerGetFormat(viewer, &format));
@@ -291,7 +166,7 @@ static PetscErrorCode MatView_SeqAIJELLR(Mat A, PetscViewer viewer)
   PetscFunctionReturn(0);
 }
 
-static PetscErrorCode MatSeqAIJELLRCompose(Mat A, PetscBool on);
+static PetscErrorCode MatSeqAIJELLRCompose(Mat A, MatELLRFormat format, PetscBool on);
 
 /* Everything this type added to an AIJ matrix, gone; the ops are the caller's business. */
 static PetscErrorCode MatSeqAIJELLRFree(Mat A)
@@ -301,16 +176,20 @@ static PetscErrorCode MatSeqAIJELLRFree(Mat A)
   PetscFunctionBegin;
   PetscCall(MatSeqAIJELLRFreeStorage(e));
   PetscCall(PetscFree2(e->rowptr32, e->colidx32));
-  PetscCall(MatSeqAIJELLRCompose(A, PETSC_FALSE));
+  PetscCall(MatSeqAIJELLRCompose(A, e->typeformat, PETSC_FALSE));
   PetscCall(PetscFree(A->spptr));
   PetscFunctionReturn(0);
 }
 
 static PetscErrorCode MatDestroy_SeqAIJELLR(Mat A)
 {
-  Mat_SeqAIJELLR *e = (Mat_SeqAIJELLR *)A->spptr;
+  Mat_SeqAIJELLR *e = MatSeqAIJELLRGetData(A);
 
   PetscFunctionBegin;
+  if (!e) { /* after MatHeaderMerge() from another type: the data is plain SEQAIJ's */
+    PetscCall((*MatSeqAIJELLR_AIJOps.destroy)(A));
+    PetscFunctionReturn(0);
+  }
   A->ops->destroy = e->baseops.destroy;
   PetscCall(MatSeqAIJELLRFree(A));
   PetscCall((*A->ops->destroy)(A));
@@ -319,23 +198,26 @@ static PetscErrorCode MatDestroy_SeqAIJELLR(Mat A)
 
 static PetscErrorCode MatDuplicate_SeqAIJELLR(Mat A, MatDuplicateOption op, Mat *B)
 {
-  Mat_SeqAIJELLR *e = (Mat_SeqAIJELLR *)A->spptr;
+  Mat_SeqAIJELLR *e = MatSeqAIJELLRGetData(A);
 
   PetscFunctionBegin;
+  if (!e) {
+    PetscCall((*MatSeqAIJELLR_AIJOps.duplicate)(A, op, B));
+    PetscFunctionReturn(0);
+  }
   /* AIJ's duplicate creates a matrix of A's type name, hence of this type; give it A's settings */
   PetscCall((*e->baseops.duplicate)(A, op, B));
-  if (!(*B)->spptr) PetscCall(MatConvert_SeqAIJ_SeqAIJELLR_Format(*B, e->settings.format, &e->settings, MAT_INPLACE_MATRIX, B));
+  if (!MatSeqAIJELLRGetData(*B)) PetscCall(MatConvert_SeqAIJ_SeqAIJELLR_Format(*B, e->settings.format, &e->settings, MAT_INPLACE_MATRIX, B));
   else PetscCall(MatSeqAIJELLRSetSettings(*B, &e->settings));
-  PetscCall(MatSeqAIJELLRInstallOps(*B));
+  PetscCall(MatSeqAIJELLRInstallOps(*B, (Mat_SeqAIJELLR *)(*B)->spptr));
   PetscFunctionReturn(0);
 }
 
-/* Back to plain AIJ: AIJ's own products return; the ELLPACK-R storage is freed. */
+/* Back to plain AIJ: AIJ's own products and composed methods return; the ELLPACK-R storage is freed. */
 PetscErrorCode MatConvert_SeqAIJELLR_SeqAIJ(Mat A, MatType type, MatReuse reuse, Mat *newmat)
 {
   Mat             B;
   Mat_SeqAIJELLR *e;
-  PetscErrorCode (*retrieve)(Mat);
 
   PetscFunctionBegin;
   if (reuse == MAT_REUSE_MATRIX) {
@@ -344,11 +226,15 @@ PetscErrorCode MatConvert_SeqAIJELLR_SeqAIJ(Mat A, MatType type, MatReuse reuse,
   }
   if (reuse == MAT_INITIAL_MATRIX) PetscCall(MatDuplicate(A, MAT_COPY_VALUES, newmat));
   B = *newmat;
-  e = (Mat_SeqAIJELLR *)B->spptr;
-  retrieve = e->baseretrievevalues;
+  e = MatSeqAIJELLRGetData(B);
+  PetscCheck(e, PETSC_COMM_SELF, PETSC_ERR_ARG_WRONG, "Matrix of type %s no longer holds ELLPACK-R data (it was factored in place)", ((PetscObject)B)->type_name);
   PetscCall(MatELLRRestoreBaseOps(B, &e->baseops));
+  PetscCall(PetscObjectComposeFunction((PetscObject)B, "MatRetrieveValues_C", e->baseretrievevalues));
+  PetscCall(PetscObjectComposeFunction((PetscObject)B, "MatSeqAIJSetPreallocation_C", e->baseprealloc));
+  PetscCall(PetscObjectComposeFunction((PetscObject)B, "MatSeqAIJSetPreallocationCSR_C", e->baseprealloccsr));
+  PetscCall(PetscObjectComposeFunction((PetscObject)B, "MatResetPreallocation_C", e->baseresetprealloc));
+  PetscCall(PetscObjectComposeFunction((PetscObject)B, "MatSetPreallocationCOO_C", e->basecoo));
   PetscCall(MatSeqAIJELLRFree(B));
-  PetscCall(PetscObjectComposeFunction((PetscObject)B, "MatRetrieveValues_C", retrieve));
   PetscCall(MatELLRSetDefaultVecType(B, NULL));
   PetscCall(PetscObjectChangeTypeName((PetscObject)B, MATSEQAIJ));
   PetscFunctionReturn(0);
@@ -369,11 +255,11 @@ static PetscErrorCode MatConvert_SeqAIJ_SeqAIJPELLR(Mat A, MatType type, MatReus
 }
 
 /* MatConvert() asks a matrix of the target type for MatConvert_<source>_<name>_C, where <name> is what
-   the caller wrote (or it with a seq/mpi prefix): register the converters under every such name. */
-static PetscErrorCode MatSeqAIJELLRCompose(Mat A, PetscBool on)
+   the caller wrote (or it with a seq/mpi prefix): register the converters under every such name.  The
+   pattern-changing AIJ methods are wrapped (on) or given back (off, by the converter to AIJ). */
+static PetscErrorCode MatSeqAIJELLRCompose(Mat A, MatELLRFormat format, PetscBool on)
 {
-  Mat_SeqAIJELLR *e     = (Mat_SeqAIJELLR *)A->spptr;
-  const PetscBool pellr = (PetscBool)(e->settings.format == MAT_ELLR_FORMAT_PELLR);
+  const PetscBool pellr = (PetscBool)(format == MAT_ELLR_FORMAT_PELLR);
   PetscErrorCode (*from_aij)(Mat, MatType, MatReuse, Mat *) = !on ? NULL : pellr ? MatConvert_SeqAIJ_SeqAIJPELLR : MatConvert_SeqAIJ_SeqAIJELLRT;
 
   PetscFunctionBegin;
@@ -381,10 +267,15 @@ static PetscErrorCode MatSeqAIJELLRCompose(Mat A, PetscBool on)
   PetscCall(PetscObjectComposeFunction((PetscObject)A, pellr ? "MatConvert_seqaij_seqpellr_C" : "MatConvert_seqaij_seqellrt_C", from_aij));
   PetscCall(PetscObjectComposeFunction((PetscObject)A, pellr ? "MatConvert_seqaij_seqaijpellr_C" : "MatConvert_seqaij_seqaijellrt_C", from_aij));
   PetscCall(PetscObjectComposeFunction((PetscObject)A, pellr ? "MatConvert_seqaijpellr_seqaij_C" : "MatConvert_seqaijellrt_seqaij_C", on ? MatConvert_SeqAIJELLR_SeqAIJ : NULL));
-  /* only NULLs when turning off: a destroy inside MatHeaderMerge() must not create a function list */
-  PetscCall(PetscObjectComposeFunction((PetscObject)A, "MatRetrieveValues_C", on ? MatRetrieveValues_SeqAIJELLR : NULL));
   PetscCall(PetscObjectComposeFunction((PetscObject)A, "MatELLRGetProductCount_C", on ? MatELLRGetProductCount_SeqAIJELLR : NULL));
   PetscCall(PetscObjectComposeFunction((PetscObject)A, "MatELLRGetBackend_C", on ? MatELLRGetBackend_SeqAIJELLR : NULL));
+  if (on) {
+    PetscCall(PetscObjectComposeFunction((PetscObject)A, "MatRetrieveValues_C", MatRetrieveValues_SeqAIJELLR));
+    PetscCall(PetscObjectComposeFunction((PetscObject)A, "MatSeqAIJSetPreallocation_C", MatSeqAIJSetPreallocation_SeqAIJELLR));
+    PetscCall(PetscObjectComposeFunction((PetscObject)A, "MatSeqAIJSetPreallocationCSR_C", MatSeqAIJSetPreallocationCSR_SeqAIJELLR));
+    PetscCall(PetscObjectComposeFunction((PetscObject)A, "MatResetPreallocation_C", MatResetPreallocation_SeqAIJELLR));
+    PetscCall(PetscObjectComposeFunction((PetscObject)A, "MatSetPreallocationCOO_C", MatSetPreallocationCOO_SeqAIJELLR));
+  }
   PetscFunctionReturn(0);
 }
 
@@ -400,6 +291,7 @@ PetscErrorCode MatConvert_SeqAIJ_SeqAIJELLR_Format(Mat A, MatELLRFormat format, 
     PetscCall(MatCopy(A, *newmat, SAME_NONZERO_PATTERN));
     PetscFunctionReturn(0);
   }
+  PetscCall(MatSeqAIJELLRCaptureAIJOps());
   if (reuse == MAT_INITIAL_MATRIX) PetscCall(MatDuplicate(A, MAT_COPY_VALUES, newmat));
   B = *newmat;
   PetscCheck(!B->spptr, PETSC_COMM_SELF, PETSC_ERR_ARG_WRONG, "Cannot convert a matrix that already carries GPU or other extra data (type %s) to %s: convert it to MATSEQAIJ first", ((PetscObject)B)->type_name, MatELLRTypeName(format, PETSC_FALSE));
@@ -407,11 +299,17 @@ PetscErrorCode MatConvert_SeqAIJ_SeqAIJELLR_Format(Mat A, MatELLRFormat format, 
   B->spptr   = e;
   e->baseops = *B->ops;
   PetscCall(PetscObjectQueryFunction((PetscObject)B, "MatRetrieveValues_C", &e->baseretrievevalues));
+  PetscCall(PetscObjectQueryFunction((PetscObject)B, "MatSeqAIJSetPreallocation_C", &e->baseprealloc));
+  PetscCall(PetscObjectQueryFunction((PetscObject)B, "MatSeqAIJSetPreallocationCSR_C", &e->baseprealloccsr));
+  PetscCall(PetscObjectQueryFunction((PetscObject)B, "MatResetPreallocation_C", &e->baseresetprealloc));
+  PetscCall(PetscObjectQueryFunction((PetscObject)B, "MatSetPreallocationCOO_C", &e->basecoo));
+  PetscCheck(e->baseretrievevalues && e->baseprealloc && e->baseprealloccsr && e->baseresetprealloc && e->basecoo, PETSC_COMM_SELF, PETSC_ERR_PLIB, "This PETSc's MATSEQAIJ lacks a composed method petsc-ellr wraps");
+  e->typeformat = format;
   if (settings) e->settings = *settings;
   else {
     PetscCall(MatELLRSettingsDefault(format, &e->settings));
     /* options also reach matrices that never see MatSetFromOptions() (DMCreateMatrix, MatConvert) */
-    PetscCall(MatELLRSettingsSetFromOptions(B, &e->settings));
+    PetscCall(MatELLRSettingsFromOptionsDatabase(B, &e->settings));
   }
 
   B->ops->assemblyend    = MatAssemblyEnd_SeqAIJELLR;
@@ -419,8 +317,8 @@ PetscErrorCode MatConvert_SeqAIJ_SeqAIJELLR_Format(Mat A, MatELLRFormat format, 
   B->ops->duplicate      = MatDuplicate_SeqAIJELLR;
   B->ops->setfromoptions = MatSetFromOptions_SeqAIJELLR;
   B->ops->view           = MatView_SeqAIJELLR;
-  PetscCall(MatSeqAIJELLRInstallOps(B));
-  PetscCall(MatSeqAIJELLRCompose(B, PETSC_TRUE));
+  PetscCall(MatSeqAIJELLRInstallOps(B, e));
+  PetscCall(MatSeqAIJELLRCompose(B, format, PETSC_TRUE));
   PetscCall(MatELLRSetDefaultVecType(B, &e->settings.backend));
   PetscCall(PetscObjectChangeTypeName((PetscObject)B, MatELLRTypeName(format, PETSC_FALSE)));
   PetscFunctionReturn(0);

@@ -1,11 +1,33 @@
 /*
-  aijellrmult.c - the products of MATSEQAIJELLRT/MATSEQAIJPELLR: y = A x (+ z) and y = A^T x (+ z),
-  dispatched to the engine's CPU or CUDA backend.
+  aijellrmult.c - the products of MATSEQAIJELLRT/MATSEQAIJPELLR: y = A x (+ z) and y = A^T x (+ z), on the
+  backend the matrix resolved: AIJ's own products, the engine's CPU storage or its CUDA storage.
 */
 #include "../ellrimpl.h"
 #if defined(PETSCELLR_HAVE_CUDA) && defined(PETSCELLR_PETSC_HAS_CUDA)
   #include <petscdevice.h>
 #endif
+
+/* AIJ's product on this matrix: the base ops it had when converted (I-node variants included), or a plain
+   SEQAIJ's when its header no longer holds this type's data. */
+static PetscErrorCode MatMultAIJ_SeqAIJELLR(Mat A, const struct _MatOps *ops, Vec x, Vec z, Vec y, PetscBool transpose)
+{
+  PetscFunctionBegin;
+  if (!transpose) {
+    if (z) PetscCall((*ops->multadd)(A, x, z, y));
+    else PetscCall((*ops->mult)(A, x, y));
+  } else {
+    if (z) PetscCall((*ops->multtransposeadd)(A, x, z, y));
+    else PetscCall((*ops->multtranspose)(A, x, y));
+  }
+  PetscFunctionReturn(0);
+}
+
+/* The flops AIJ logs for the same product, so that -log_view's rates compare. */
+static PetscLogDouble MatELLRFlops(const ellr_plan *pl, Vec z, PetscBool transpose)
+{
+  const PetscLogDouble nnz = (PetscLogDouble)pl->stats.nnz;
+  return (!transpose && !z) ? 2.0 * nnz - (PetscLogDouble)pl->stats.nonempty_rows : 2.0 * nnz;
+}
 
 /* Host arrays of x, z and y; z == y is allowed (MatMultAdd(A, x, y, y)). */
 typedef struct {
@@ -40,72 +62,65 @@ static PetscErrorCode MatELLRRestoreHostArrays(Vec x, Vec z, Vec y, MatELLRHostA
   PetscFunctionReturn(0);
 }
 
-#if defined(PETSCELLR_HAVE_CUDA) && defined(PETSCELLR_PETSC_HAS_CUDA)
-/* Device arrays are used only for CUDA vectors not bound to the CPU: a bound vector's host array is the
-   current one and its device array may be stale (seen with GAMG's coarse levels). */
-static PetscErrorCode MatELLRIsCUDAVec(Vec v, PetscBool *iscuda)
-{
-  PetscBool bound = PETSC_FALSE;
-
-  PetscFunctionBegin;
-  *iscuda = PETSC_TRUE;
-  if (!v) PetscFunctionReturn(0);
-  PetscCall(PetscObjectTypeCompareAny((PetscObject)v, iscuda, VECSEQCUDA, VECMPICUDA, ""));
-  if (*iscuda) PetscCall(VecBoundToCPU(v, &bound));
-  if (bound) *iscuda = PETSC_FALSE;
-  PetscFunctionReturn(0);
-}
-
-/* PETSc's current CUDA stream (a cudaStream_t, as void *): products must order with PETSc's vector kernels. */
-static PetscErrorCode MatELLRGetPETScStream(void **stream)
+#if defined(PETSCELLR_HAVE_CUDA)
+/* Whether v's current values are on the GPU: only for CUDA vectors not bound to the CPU (a bound vector's host
+   array is the current one and its device array may be stale, as on GAMG's coarse levels). */
+static PetscErrorCode MatELLRVecOnDevice(Vec v, PetscBool *dev)
 {
   PetscFunctionBegin;
-  *stream = NULL; /* the legacy default stream, which PETSc before 3.20 used */
-  #if PETSC_VERSION_GE(3, 20, 0)
-  {
-    PetscDeviceContext dctx;
-    void              *handle = NULL;
-    PetscCall(PetscDeviceContextGetCurrentContext(&dctx));
-    PetscCall(PetscDeviceContextGetStreamHandle(dctx, &handle));
-    if (handle) *stream = *(void **)handle;
+  *dev = PETSC_FALSE;
+  #if defined(PETSCELLR_PETSC_HAS_CUDA)
+  if (v) {
+    PetscBool bound = PETSC_FALSE;
+    PetscCall(PetscObjectTypeCompareAny((PetscObject)v, dev, VECSEQCUDA, VECMPICUDA, ""));
+    if (*dev) PetscCall(VecBoundToCPU(v, &bound));
+    if (bound) *dev = PETSC_FALSE;
   }
   #endif
   PetscFunctionReturn(0);
 }
 
-/* The product on device arrays. */
-static PetscErrorCode MatMultKernel_SeqAIJELLR_Device(Mat A, Vec x, Vec z, Vec y, PetscBool transpose, PetscLogDouble flops)
-{
-  Mat_SeqAIJELLR    *e = (Mat_SeqAIJELLR *)A->spptr;
-  const PetscScalar *dx, *dz = NULL;
-  PetscScalar       *dy;
-  void              *stream;
+/* Read (write) access to v's array where it is current: device arrays of CUDA vectors, host arrays otherwise. */
+typedef enum {
+  MAT_ELLR_READ,
+  MAT_ELLR_WRITE,
+  MAT_ELLR_READWRITE
+} MatELLRAccess;
 
+static PetscErrorCode MatELLRVecGet(Vec v, PetscBool dev, MatELLRAccess mode, PetscScalar **a)
+{
   PetscFunctionBegin;
-  PetscCall(MatELLRGetPETScStream(&stream));
-  PetscCall(VecCUDAGetArrayRead(x, &dx));
-  if (z == y) {
-    PetscCall(VecCUDAGetArray(y, &dy));
-    dz = dy;
-  } else {
-    if (z) PetscCall(VecCUDAGetArrayRead(z, &dz));
-    PetscCall(VecCUDAGetArrayWrite(y, &dy));
+  #if defined(PETSCELLR_PETSC_HAS_CUDA)
+  if (dev) {
+    if (mode == MAT_ELLR_READ) PetscCall(VecCUDAGetArrayRead(v, (const PetscScalar **)a));
+    else if (mode == MAT_ELLR_WRITE) PetscCall(VecCUDAGetArrayWrite(v, a));
+    else PetscCall(VecCUDAGetArray(v, a));
+    PetscFunctionReturn(0);
   }
-  PetscCall(PetscLogGpuTimeBegin());
-  PetscCall(MatELLRCheckStatus(ellr_cuda_mult(e->dev, dx, dz, dy, transpose, stream), "The GPU product"));
-  PetscCall(PetscLogGpuTimeEnd());
-  PetscCall(PetscLogGpuFlops(flops));
-  PetscCall(VecCUDARestoreArrayRead(x, &dx));
-  if (z == y) PetscCall(VecCUDARestoreArray(y, &dy));
-  else {
-    if (z) PetscCall(VecCUDARestoreArrayRead(z, &dz));
-    PetscCall(VecCUDARestoreArrayWrite(y, &dy));
-  }
+  #endif
+  if (mode == MAT_ELLR_READ) PetscCall(VecGetArrayRead(v, (const PetscScalar **)a));
+  else if (mode == MAT_ELLR_WRITE) PetscCall(VecGetArrayWrite(v, a));
+  else PetscCall(VecGetArray(v, a));
   PetscFunctionReturn(0);
 }
-#endif
 
-#if defined(PETSCELLR_HAVE_CUDA)
+static PetscErrorCode MatELLRVecRestore(Vec v, PetscBool dev, MatELLRAccess mode, PetscScalar **a)
+{
+  PetscFunctionBegin;
+  #if defined(PETSCELLR_PETSC_HAS_CUDA)
+  if (dev) {
+    if (mode == MAT_ELLR_READ) PetscCall(VecCUDARestoreArrayRead(v, (const PetscScalar **)a));
+    else if (mode == MAT_ELLR_WRITE) PetscCall(VecCUDARestoreArrayWrite(v, a));
+    else PetscCall(VecCUDARestoreArray(v, a));
+    PetscFunctionReturn(0);
+  }
+  #endif
+  if (mode == MAT_ELLR_READ) PetscCall(VecRestoreArrayRead(v, (const PetscScalar **)a));
+  else if (mode == MAT_ELLR_WRITE) PetscCall(VecRestoreArrayWrite(v, a));
+  else PetscCall(VecRestoreArray(v, a));
+  PetscFunctionReturn(0);
+}
+
 /* -mat_ellr_verify: the GPU's y against the CPU engine's product of the same CSR, x and z. */
 static PetscErrorCode MatSeqAIJELLRVerify(Mat A, Vec x, Vec z0, Vec y, PetscBool transpose)
 {
@@ -141,59 +156,115 @@ static PetscErrorCode MatSeqAIJELLRVerify(Mat A, Vec x, Vec z0, Vec y, PetscBool
   PetscCheck(dn <= 1e-24 * rn || (rn == 0 && dn == 0), PETSC_COMM_SELF, PETSC_ERR_PLIB, "-mat_ellr_verify: the GPU product %s of this %" PetscInt_FMT " x %" PetscInt_FMT " matrix (%lld nonzeros, object state %" PetscInt64_FMT ") differs from the CPU engine's: relative error %g", transpose ? (z0 ? "y = A^T x + z" : "y = A^T x") : (z0 ? "y = A x + z" : "y = A x"), A->rmap->n, A->cmap->n, (long long)csr.rowptr[csr.nrows], (PetscInt64)e->state, (double)PetscSqrtReal(dn / (rn > 0 ? rn : 1)));
   PetscFunctionReturn(0);
 }
-#endif
 
-/* y = A x + z or y = A^T x + z (z may be NULL or y), on the backend the storage was built for. */
-PetscErrorCode MatMultKernel_SeqAIJELLR(Mat A, Vec x, Vec z, Vec y, PetscBool transpose)
+/* The GPU product.  Each vector is used where its values are: CUDA vectors in place on the device, others
+   (host vectors, CPU-bound ones, MPIAIJ's host ghost vector) staged by the engine through pinned buffers. */
+static PetscErrorCode MatMultCUDA_SeqAIJELLR(Mat A, Vec x, Vec z, Vec y, PetscBool transpose)
 {
-  Mat_SeqAIJELLR   *e = (Mat_SeqAIJELLR *)A->spptr;
-  MatELLRHostArrays h;
-  PetscLogDouble    flops;
+  Mat_SeqAIJELLR *e = (Mat_SeqAIJELLR *)A->spptr;
+  PetscBool       dx, dz, dy;
+  PetscScalar    *ax, *az = NULL, *ay;
+  void           *stream;
+  Vec             z0 = NULL;
+  const PetscLogDouble flops = MatELLRFlops(MatSeqAIJELLRGetPlan(e), z, transpose);
 
   PetscFunctionBegin;
+  if (e->settings.verify && z) {
+    PetscCall(VecDuplicate(z, &z0));
+    PetscCall(VecCopy(z, z0));
+  }
+  PetscCall(MatELLRGetStream(&stream));
+  PetscCall(MatELLRVecOnDevice(x, &dx));
+  PetscCall(MatELLRVecOnDevice(y, &dy));
+  PetscCall(MatELLRVecOnDevice(z, &dz));
+  if (z == y) dz = dy;
+  PetscCall(MatELLRVecGet(x, dx, MAT_ELLR_READ, &ax));
+  if (z == y) {
+    PetscCall(MatELLRVecGet(y, dy, MAT_ELLR_READWRITE, &ay));
+    az = ay;
+  } else {
+    if (z) PetscCall(MatELLRVecGet(z, dz, MAT_ELLR_READ, &az));
+    PetscCall(MatELLRVecGet(y, dy, MAT_ELLR_WRITE, &ay));
+  }
+  #if defined(PETSCELLR_PETSC_HAS_CUDA)
+  PetscCall(PetscLogGpuTimeBegin());
+  #endif
+  PetscCall(MatELLRCheckStatus(ellr_cuda_mult_mixed(e->dev, ax, !dx, az, !dz, ay, !dy, transpose, stream), "The GPU product"));
+  #if defined(PETSCELLR_PETSC_HAS_CUDA)
+  PetscCall(PetscLogGpuTimeEnd());
+  PetscCall(PetscLogGpuFlops(flops));
+  #else
+  PetscCall(PetscLogFlops(flops));
+  #endif
+  PetscCall(MatELLRVecRestore(x, dx, MAT_ELLR_READ, &ax));
+  if (z == y) PetscCall(MatELLRVecRestore(y, dy, MAT_ELLR_READWRITE, &ay));
+  else {
+    if (z) PetscCall(MatELLRVecRestore(z, dz, MAT_ELLR_READ, &az));
+    PetscCall(MatELLRVecRestore(y, dy, MAT_ELLR_WRITE, &ay));
+  }
+  if (e->settings.verify) PetscCall(MatSeqAIJELLRVerify(A, x, z0, y, transpose));
+  PetscCall(VecDestroy(&z0));
+  PetscFunctionReturn(0);
+}
+#endif
+
+/* y = A x + z or y = A^T x + z (z may be NULL or y), on the backend this matrix resolved. */
+static PetscErrorCode MatMultKernel_SeqAIJELLR(Mat A, Vec x, Vec z, Vec y, PetscBool transpose)
+{
+  Mat_SeqAIJELLR   *e = MatSeqAIJELLRGetData(A);
+  MatELLRHostArrays h;
+
+  PetscFunctionBegin;
+  if (!e) { /* the header holds another matrix's data (MatHeaderMerge()): it is a plain SEQAIJ now */
+    PetscCall(MatMultAIJ_SeqAIJELLR(A, &MatSeqAIJELLR_AIJOps, x, z, y, transpose));
+    PetscFunctionReturn(0);
+  }
+  PetscCall(MatSeqAIJELLRResolve(A, e));
+  if (e->backend == MAT_ELLR_BACKEND_AIJ) {
+    PetscCall(MatMultAIJ_SeqAIJELLR(A, &e->baseops, x, z, y, transpose));
+    PetscFunctionReturn(0);
+  }
   PetscCall(MatSeqAIJELLRUpdate(A));
   PetscCall(PetscLogEventBegin(MAT_ELLRMult, A, x, y, 0));
   e->nproducts++;
   if (e->backend == MAT_ELLR_BACKEND_CPU) {
-    flops = 2.0 * (PetscLogDouble)e->host.plan.stats.nnz;
     PetscCall(MatELLRGetHostArrays(x, z, y, &h));
     if (transpose) ellr_cpu_mult_transpose(&e->host, h.x, h.z, h.y);
     else ellr_cpu_mult(&e->host, h.x, h.z, h.y);
     PetscCall(MatELLRRestoreHostArrays(x, z, y, &h));
-    PetscCall(PetscLogFlops(flops));
+    PetscCall(PetscLogFlops(MatELLRFlops(&e->host.plan, z, transpose)));
   }
 #if defined(PETSCELLR_HAVE_CUDA)
-  else {
-    ellr_cuda_info info;
-    PetscBool      device = PETSC_FALSE;
-    Vec            z0     = NULL;
-    if (e->settings.verify && z) {
-      PetscCall(VecDuplicate(z, &z0));
-      PetscCall(VecCopy(z, z0));
-    }
-    ellr_cuda_get_info(e->dev, &info);
-    flops = 2.0 * (PetscLogDouble)info.plan->stats.nnz;
-  #if defined(PETSCELLR_PETSC_HAS_CUDA)
-    {
-      PetscBool cx, cz, cy;
-      PetscCall(MatELLRIsCUDAVec(x, &cx));
-      PetscCall(MatELLRIsCUDAVec(z, &cz));
-      PetscCall(MatELLRIsCUDAVec(y, &cy));
-      device = (PetscBool)(cx && cz && cy);
-    }
-    if (device) PetscCall(MatMultKernel_SeqAIJELLR_Device(A, x, z, y, transpose, flops));
-  #endif
-    if (!device) {
-      /* host vectors with a GPU matrix: x and y cross PCIe through the matrix's pinned buffers */
-      PetscCall(MatELLRGetHostArrays(x, z, y, &h));
-      PetscCall(MatELLRCheckStatus(ellr_cuda_mult_host(e->dev, h.x, h.z, h.y, transpose), "The GPU product on host vectors"));
-      PetscCall(MatELLRRestoreHostArrays(x, z, y, &h));
-      PetscCall(PetscLogFlops(flops));
-    }
-    if (e->settings.verify) PetscCall(MatSeqAIJELLRVerify(A, x, z0, y, transpose));
-    PetscCall(VecDestroy(&z0));
-  }
+  else PetscCall(MatMultCUDA_SeqAIJELLR(A, x, z, y, transpose));
 #endif
   PetscCall(PetscLogEventEnd(MAT_ELLRMult, A, x, y, 0));
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode MatMult_SeqAIJELLR(Mat A, Vec x, Vec y)
+{
+  PetscFunctionBegin;
+  PetscCall(MatMultKernel_SeqAIJELLR(A, x, NULL, y, PETSC_FALSE));
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode MatMultAdd_SeqAIJELLR(Mat A, Vec x, Vec z, Vec y)
+{
+  PetscFunctionBegin;
+  PetscCall(MatMultKernel_SeqAIJELLR(A, x, z, y, PETSC_FALSE));
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode MatMultTranspose_SeqAIJELLR(Mat A, Vec x, Vec y)
+{
+  PetscFunctionBegin;
+  PetscCall(MatMultKernel_SeqAIJELLR(A, x, NULL, y, PETSC_TRUE));
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode MatMultTransposeAdd_SeqAIJELLR(Mat A, Vec x, Vec z, Vec y)
+{
+  PetscFunctionBegin;
+  PetscCall(MatMultKernel_SeqAIJELLR(A, x, z, y, PETSC_TRUE));
   PetscFunctionReturn(0);
 }

@@ -1,0 +1,247 @@
+/*
+  aijellrstorage.c - the ELLPACK-R storage of MATSEQAIJELLRT / MATSEQAIJPELLR: a cache of the AIJ CSR, made at
+  the first product and kept current.
+
+  The host CSR stays the source of truth: assembly, MatSetValues, factorizations, MatZeroRows ... are AIJ's.
+  Before every product the storage is compared with PETSc's object state (values changed: refilled in place)
+  and nonzero state (pattern changed: rebuilt); the AIJ methods that replace the pattern without touching the
+  nonzero state (preallocation again, COO, MatResetPreallocation) drop the storage themselves (aijellr.c).
+*/
+#include "../ellrimpl.h"
+
+struct _MatOps MatSeqAIJELLR_AIJOps;
+static PetscBool MatSeqAIJELLR_AIJOpsCaptured = PETSC_FALSE;
+
+/* A plain SEQAIJ's ops, for matrices whose header lost this type's data (see MatSeqAIJELLRGetData()). */
+PetscErrorCode MatSeqAIJELLRCaptureAIJOps(void)
+{
+  Mat t;
+
+  PetscFunctionBegin;
+  if (MatSeqAIJELLR_AIJOpsCaptured) PetscFunctionReturn(0);
+  PetscCall(MatCreate(PETSC_COMM_SELF, &t));
+  PetscCall(MatSetType(t, MATSEQAIJ));
+  MatSeqAIJELLR_AIJOps         = *t->ops;
+  MatSeqAIJELLR_AIJOpsCaptured = PETSC_TRUE;
+  PetscCall(MatDestroy(&t));
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode MatELLRGetProductCount_SeqAIJELLR(Mat A, PetscInt *count)
+{
+  Mat_SeqAIJELLR *e = MatSeqAIJELLRGetData(A);
+
+  PetscFunctionBegin;
+  *count = e ? e->nproducts : 0;
+  PetscFunctionReturn(0);
+}
+
+/*
+  This type's data of A, or NULL when A's header no longer holds it.  MatHeaderMerge() (in-place LU, Cholesky,
+  ILU, ICC) keeps A's ops but gives A the data, spptr and composed functions of another matrix: the composed
+  query function tells whose they are.
+*/
+Mat_SeqAIJELLR *MatSeqAIJELLRGetData(Mat A)
+{
+  PetscErrorCode (*f)(Mat, PetscInt *) = NULL;
+
+  if (!A->spptr) return NULL;
+  if (PetscObjectQueryFunction((PetscObject)A, "MatELLRGetProductCount_C", &f) || f != MatELLRGetProductCount_SeqAIJELLR) return NULL;
+  return (Mat_SeqAIJELLR *)A->spptr;
+}
+
+PetscErrorCode MatSeqAIJELLRFreeStorage(Mat_SeqAIJELLR *e)
+{
+  PetscFunctionBegin;
+  ellr_matrix_destroy(&e->host);
+#if defined(PETSCELLR_HAVE_CUDA)
+  if (e->dev) PetscCall(MatELLRCheckStatus(ellr_cuda_destroy(e->dev), "freeing the GPU storage"));
+  e->dev = NULL;
+#endif
+  e->built = PETSC_FALSE;
+  PetscFunctionReturn(0);
+}
+
+/* The CSR of A as the engine takes it: 32-bit indices.  With 64-bit PetscInt the row offsets are copied on
+   every call (they are what tells a changed pattern), the column indices only when the pattern changed. */
+PetscErrorCode MatSeqAIJELLRGetCSR(Mat A, PetscBool pattern_changed, ellr_csr *csr)
+{
+  Mat_SeqAIJELLR    *e = (Mat_SeqAIJELLR *)A->spptr;
+  PetscInt           n;
+  const PetscInt    *ia, *ja;
+  const PetscScalar *aa;
+  PetscBool          done;
+
+  PetscFunctionBegin;
+  PetscCall(MatGetRowIJ(A, 0, PETSC_FALSE, PETSC_FALSE, &n, &ia, &ja, &done));
+  PetscCheck(done, PETSC_COMM_SELF, PETSC_ERR_PLIB, "MatGetRowIJ() failed on a sequential AIJ matrix");
+  PetscCall(MatSeqAIJGetArrayRead(A, &aa));
+  PetscCheck(ia[n] < 2147483647 && A->cmap->n < 2147483647, PETSC_COMM_SELF, PETSC_ERR_SUP, "A block with %" PetscInt_FMT " nonzeros and %" PetscInt_FMT " columns does not fit the 32-bit indices of the ELLPACK-R storage: use more MPI processes", ia[n], A->cmap->n);
+  csr->nrows = (int32_t)n;
+  csr->ncols = (int32_t)A->cmap->n;
+  csr->val   = (const double *)aa;
+#if defined(PETSC_USE_64BIT_INDICES)
+  {
+    const PetscBool sized = (PetscBool)(e->rowptr32 && e->rowptr32n == n && e->colidx32n == ia[n]);
+    if (!sized) {
+      PetscCall(PetscFree2(e->rowptr32, e->colidx32));
+      PetscCall(PetscMalloc2(n + 1, &e->rowptr32, ia[n] ? ia[n] : 1, &e->colidx32));
+      e->rowptr32n = n;
+      e->colidx32n = ia[n];
+    }
+    for (PetscInt i = 0; i <= n; i++) e->rowptr32[i] = (int32_t)ia[i];
+    if (pattern_changed || !sized)
+      for (PetscInt k = 0; k < ia[n]; k++) e->colidx32[k] = (int32_t)ja[k];
+  }
+  csr->rowptr = e->rowptr32;
+  csr->colidx = e->colidx32;
+#else
+  (void)e;
+  (void)pattern_changed;
+  csr->rowptr = (const int32_t *)ia;
+  csr->colidx = (const int32_t *)ja;
+#endif
+  PetscCall(MatSeqAIJRestoreArrayRead(A, &aa));
+  PetscCall(MatRestoreRowIJ(A, 0, PETSC_FALSE, PETSC_FALSE, &n, &ia, &ja, &done));
+  PetscFunctionReturn(0);
+}
+
+/* The plan the storage was made from. */
+const ellr_plan *MatSeqAIJELLRGetPlan(Mat_SeqAIJELLR *e)
+{
+#if defined(PETSCELLR_HAVE_CUDA)
+  if (e->backend == MAT_ELLR_BACKEND_CUDA && e->dev) {
+    ellr_cuda_info info;
+    ellr_cuda_get_info(e->dev, &info);
+    return info.plan;
+  }
+#endif
+  return &e->host.plan;
+}
+
+/* Where products of A run, for the current settings (cheap after the first call). */
+PetscErrorCode MatSeqAIJELLRResolve(Mat A, Mat_SeqAIJELLR *e)
+{
+  PetscFunctionBegin;
+  if (e->resolved) PetscFunctionReturn(0);
+  PetscCall(MatELLRResolveBackend(e->settings.backend, &e->backend));
+  e->resolved = PETSC_TRUE;
+  PetscFunctionReturn(0);
+}
+
+#if defined(PETSCELLR_HAVE_CUDA)
+static PetscErrorCode MatSeqAIJELLRBuildGPU(Mat A, Mat_SeqAIJELLR *e, const ellr_csr *csr)
+{
+  void *stream;
+
+  PetscFunctionBegin;
+  PetscCall(MatELLRSelectDevice());
+  PetscCall(MatELLRGetStream(&stream));
+  PetscCall(PetscLogEventBegin(MAT_ELLRCopyToGPU, A, 0, 0, 0));
+  PetscCall(MatELLRCheckStatus(ellr_cuda_create(csr, &e->settings.eng, stream, &e->dev), "Building the ELLPACK-R storage on the GPU"));
+  PetscCall(PetscLogEventEnd(MAT_ELLRCopyToGPU, A, 0, 0, 0));
+  PetscCall(PetscLogEventBegin(MAT_ELLRTune, A, 0, 0, 0));
+  PetscCall(MatELLRCheckStatus(ellr_cuda_tune(e->dev, csr, stream), "Tuning the GPU kernel"));
+  PetscCall(PetscLogEventEnd(MAT_ELLRTune, A, 0, 0, 0));
+  PetscFunctionReturn(0);
+}
+#endif
+
+/*
+  Makes the ELLPACK-R storage agree with the AIJ matrix: nothing when neither values nor pattern changed, a
+  value refill when only values changed (what SNES and TS do every step), a rebuild when the pattern or the
+  column count changed.  Called before every product on the storage (and by -mat_view), so no product ever
+  sees a stale copy, whatever base-class routine changed the matrix.  Nothing to do with AIJ's products.
+*/
+PetscErrorCode MatSeqAIJELLRUpdate(Mat A)
+{
+  Mat_SeqAIJELLR  *e = (Mat_SeqAIJELLR *)A->spptr;
+  PetscObjectState state;
+  PetscBool        rebuild;
+  ellr_csr         csr;
+
+  PetscFunctionBegin;
+  PetscCall(MatSeqAIJELLRResolve(A, e));
+  if (e->backend == MAT_ELLR_BACKEND_AIJ) {
+    if (e->built) PetscCall(MatSeqAIJELLRFreeStorage(e));
+    PetscFunctionReturn(0);
+  }
+  PetscCall(PetscObjectStateGet((PetscObject)A, &state));
+  rebuild = (PetscBool)(!e->built || A->nonzerostate != e->nzstate || A->cmap->n != e->ncols);
+  if (!rebuild && state == e->state) PetscFunctionReturn(0);
+
+  PetscCall(PetscLogEventBegin(MAT_ELLRBuild, A, 0, 0, 0));
+  if (rebuild) PetscCall(MatSeqAIJELLRFreeStorage(e));
+  PetscCall(MatSeqAIJELLRGetCSR(A, rebuild, &csr));
+  /* a pattern replaced behind the nonzero state: the count of nonzeros tells */
+  if (!rebuild && (int64_t)csr.rowptr[csr.nrows] != MatSeqAIJELLRGetPlan(e)->stats.nnz) {
+    rebuild = PETSC_TRUE;
+    PetscCall(MatSeqAIJELLRFreeStorage(e));
+    PetscCall(MatSeqAIJELLRGetCSR(A, rebuild, &csr));
+  }
+  if (e->backend == MAT_ELLR_BACKEND_CPU) {
+    if (rebuild) PetscCall(MatELLRCheckStatus(ellr_matrix_create(&csr, &e->settings.eng, &e->host), "Building the ELLPACK-R storage"));
+    else ellr_fill_values(&e->host.plan, &csr, e->host.val);
+  }
+#if defined(PETSCELLR_HAVE_CUDA)
+  else if (rebuild) PetscCall(MatSeqAIJELLRBuildGPU(A, e, &csr));
+  else {
+    void *stream;
+    PetscCall(MatELLRGetStream(&stream));
+    PetscCall(PetscLogEventBegin(MAT_ELLRCopyToGPU, A, 0, 0, 0));
+    PetscCall(MatELLRCheckStatus(ellr_cuda_update_values(e->dev, &csr, stream), "Copying new values to the GPU"));
+    PetscCall(PetscLogEventEnd(MAT_ELLRCopyToGPU, A, 0, 0, 0));
+  }
+#endif
+  PetscCall(PetscLogEventEnd(MAT_ELLRBuild, A, 0, 0, 0));
+  e->built   = PETSC_TRUE;
+  e->state   = state;
+  e->nzstate = A->nonzerostate;
+  e->ncols   = A->cmap->n;
+  PetscFunctionReturn(0);
+}
+
+/* -mat_view ::ascii_info: where products run, what was chosen and what it costs. */
+PetscErrorCode MatSeqAIJELLRView_Info(Mat A, PetscViewer viewer)
+{
+  Mat_SeqAIJELLR   *e = MatSeqAIJELLRGetData(A);
+  const ellr_plan  *pl;
+  const ellr_stats *st;
+  const char       *fmt;
+
+  PetscFunctionBegin;
+  if (!e) PetscFunctionReturn(0);
+  fmt = e->settings.format == MAT_ELLR_FORMAT_PELLR ? "pellr (PELLR: rows sorted by length" : "ellrt (ELLPACK-R, ELLR-T kernel";
+  PetscCall(MatSeqAIJELLRUpdate(A));
+  if (e->backend == MAT_ELLR_BACKEND_AIJ) {
+    PetscCall(PetscViewerASCIIPrintf(viewer, "petsc-ellr format %s), backend aij: AIJ's own CPU products on the CSR (no GPU%s); no second copy of the matrix\n", fmt,
+#if defined(PETSCELLR_HAVE_CUDA)
+                                     e->settings.backend == MAT_ELLR_BACKEND_AIJ ? " asked for" : " visible"
+#else
+                                     " backend in this build"
+#endif
+                                     ));
+    PetscFunctionReturn(0);
+  }
+  pl = MatSeqAIJELLRGetPlan(e);
+  st = &pl->stats;
+  PetscCall(PetscViewerASCIIPrintf(viewer, "petsc-ellr format %s), backend %s%s\n", fmt, MatELLRBackends[e->backend], e->backend == MAT_ELLR_BACKEND_CPU ? " (the ELLPACK-R storage on the CPU)" : ""));
+  PetscCall(PetscViewerASCIIPushTab(viewer));
+  PetscCall(PetscViewerASCIIPrintf(viewer, "threads per row %d%s, slice height %d (%d slice%s), rows %s\n", (int)pl->T, e->settings.eng.threads_per_row ? "" : " (automatic)", (int)pl->C, (int)pl->nslices, pl->nslices == 1 ? "" : "s", pl->perm ? "sorted by decreasing length" : "in their own order"));
+  PetscCall(PetscViewerASCIIPrintf(viewer, "fill ratio %.3f (%lld stored entries for %lld nonzeros), storage %.3f MB (CSR %.3f MB)\n", st->fill, (long long)st->nstored, (long long)st->nnz, st->bytes / 1e6, (12.0 * st->nnz + 4.0 * (pl->nrows + 1)) / 1e6));
+  PetscCall(PetscViewerASCIIPrintf(viewer, "warp iterations per product %lld (%lld in the original row order), longest row %d, mean %.2f\n", (long long)st->niter, (long long)st->niter_unsorted, (int)st->maxrowlen, st->meanrowlen));
+#if defined(PETSCELLR_HAVE_CUDA)
+  if (e->backend == MAT_ELLR_BACKEND_CUDA) {
+    ellr_cuda_info info;
+    ellr_cuda_get_info(e->dev, &info);
+    PetscCall(PetscViewerASCIIPrintf(viewer, "GPU: block size %d%s, %.3f MB on the device; setup %.3f ms (plan %.3f, upload %.3f, fill %.3f, tune %.3f ms over %d products)\n", info.block_size, e->settings.eng.block_size ? "" : " (tuned)", info.device_bytes / 1e6, info.plan_ms + info.upload_ms + info.fill_ms + info.tune_ms, info.plan_ms, info.upload_ms, info.fill_ms, info.tune_ms, info.tune_products));
+  #if defined(PETSCELLR_PETSC_HAS_CUDA)
+    PetscCall(PetscViewerASCIIPrintf(viewer, "vectors: device arrays of VECCUDA vectors are used directly; other vectors are staged through pinned host buffers\n"));
+  #else
+    PetscCall(PetscViewerASCIIPrintf(viewer, "vectors: this PETSc has no CUDA, so x and y are staged through pinned host buffers on every product\n"));
+  #endif
+  }
+#endif
+  PetscCall(PetscViewerASCIIPopTab(viewer));
+  PetscFunctionReturn(0);
+}
