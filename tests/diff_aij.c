@@ -5,7 +5,8 @@ Options:\n\
   -optsets i,j,...   indices of the built-in option sets (default: all; -list prints them)\n\
   -tol <1e-12>       relative error allowed (max-norm, against MATAIJ)\n\
   -list              print the cases and option sets and exit\n\
-  -group <all>       core (the usual states), stale (MatRetrieveValues, MatResetPreallocation) or all\n\
+  -group <all>       core (the usual states), stale (MatRetrieveValues, MatResetPreallocation), coo (COO assembly),\n\
+                     prealloc (preallocation again), lifecycle (in-place factorizations, MatHeaderReplace) or all\n\
   -fail_exit <true>  exit with status 1 when a check failed (false: for memory checkers)\n\
   -verbose           print every check\n\n";
 
@@ -68,6 +69,7 @@ static const char *optsets[] = {
   "-mat_ellr_slice_height 32 -mat_ellr_sort -mat_ellr_max_fill 0",
   "-mat_ellr_sort -mat_ellr_sort_window 5 -mat_ellr_slice_height 7 -mat_ellr_threads_per_row 8 -mat_ellr_max_fill 0",
   "-mat_ellr_sort 0 -mat_ellr_slice_height 32 -mat_ellr_threads_per_row 16 -mat_ellr_backend cpu -mat_ellr_max_fill 0",
+  "-mat_ellr_backend aij",
 };
 #define NOPTSETS ((PetscInt)(sizeof(optsets) / sizeof(optsets[0])))
 
@@ -312,6 +314,17 @@ static PetscErrorCode Count(Mat A, PetscInt *c)
   PetscFunctionReturn(0);
 }
 
+/* With the AIJ backend (-mat_ellr_backend aij, or auto without a GPU) products are AIJ's and must not touch
+   the ELLPACK-R storage; with cpu or cuda every product must run on it. */
+static PetscErrorCode UsesStorage(Mat A, PetscBool *uses)
+{
+  MatELLRBackend b;
+  PetscFunctionBeginUser;
+  PetscCall(MatELLRGetBackend(A, &b));
+  *uses = (PetscBool)(b != MAT_ELLR_BACKEND_AIJ);
+  PetscFunctionReturn(0);
+}
+
 static PetscErrorCode Report(Ctx *ctx, const char *state, const char *op, PetscReal err, PetscInt mindelta, PetscBool needcount)
 {
   PetscBool bad = (PetscBool)(!(err <= ctx->tol) || (needcount && mindelta < 1));
@@ -344,6 +357,7 @@ static PetscErrorCode CheckProducts(Ctx *ctx, Mat A, Mat B, const char *state, P
   Vec       x, xt, z, zt, yA, yB, ytA, ytB;
   PetscInt  c0, c1, delta;
   PetscReal err = 0;
+  PetscBool aijbackend = PETSC_FALSE;
   const char *ops[6] = {"MatMult", "MatMultAdd", "MatMultAdd(y==z)", "MatMultTranspose", "MatMultTransposeAdd", "MatMultTransposeAdd(y==z)"};
 
   PetscFunctionBeginUser;
@@ -365,6 +379,14 @@ static PetscErrorCode CheckProducts(Ctx *ctx, Mat A, Mat B, const char *state, P
   PetscCall(FillVec(z, 1.7));
   PetscCall(FillVec(xt, 2.9));
   PetscCall(FillVec(zt, 4.1));
+  if (needcount) {
+    PetscBool uses;
+    PetscCall(UsesStorage(A, &uses));
+    if (!uses) {
+      needcount  = PETSC_FALSE;
+      aijbackend = PETSC_TRUE;
+    }
+  }
   for (int op = 0; op < 6; op++) {
     const PetscBool tr = (PetscBool)(op >= 3);
     Vec             X = tr ? xt : x, Z = tr ? zt : z, YA = tr ? ytA : yA, YB = tr ? ytB : yB;
@@ -393,6 +415,10 @@ static PetscErrorCode CheckProducts(Ctx *ctx, Mat A, Mat B, const char *state, P
     PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, &delta, 1, MPIU_INT, MPI_MIN, PETSC_COMM_WORLD));
     PetscCall(RelErr(YA, YB, &err));
     PetscCall(Report(ctx, state, ops[op], err, delta, needcount));
+    if (aijbackend && c1 != 0) { /* the AIJ backend must keep no second copy of the matrix */
+      ctx->nfail++;
+      PetscCall(PetscPrintf(PETSC_COMM_WORLD, "  FAIL %s / %s / %s: backend aij, yet %" PetscInt_FMT " products ran on ELLPACK-R storage\n", ctx->label, state, ops[op], c1));
+    }
   }
   PetscCall(VecDestroy(&x));
   PetscCall(VecDestroy(&xt));
@@ -463,7 +489,7 @@ static PetscErrorCode ClearOptionSet(const char *);
 
 /* -group core|stale|all: the stale group holds the states where PETSc changes values or pattern behind
    the usual signals (MatRetrieveValues, MatResetPreallocation); run.sh runs it as separate tests. */
-static PetscBool g_core = PETSC_TRUE, g_stale = PETSC_TRUE;
+static PetscBool g_core = PETSC_TRUE, g_stale = PETSC_TRUE, g_coo = PETSC_TRUE, g_prealloc = PETSC_TRUE, g_life = PETSC_TRUE;
 
 static PetscErrorCode ScaleArrayDirectly(Mat A)
 {
@@ -483,6 +509,240 @@ static PetscErrorCode ScaleArrayDirectly(Mat A)
     for (PetscInt k = ia[i]; k < ia[i + 1]; k++) a[k] *= 1.0 + 0.01 * ((i + ja[k]) % 5);
   PetscCall(MatSeqAIJRestoreArray(Ad, &a));
   PetscCall(MatRestoreRowIJ(Ad, 0, PETSC_FALSE, PETSC_FALSE, &n, &ia, &ja, &done));
+  PetscFunctionReturn(0);
+}
+
+/* ---------------------------------------------------------------- groups coo, prealloc, lifecycle */
+
+/* The entries of a as COO triples given by this rank: the rows i with i % size == rank, so that in parallel most
+   entries belong to another rank (PETSc's COO path sends them to their owner). */
+static PetscErrorCode COOEntries(const CSR *a, PetscCount *n, PetscInt **ci, PetscInt **cj, PetscScalar **cv)
+{
+  PetscMPIInt size, rank;
+  PetscCount  k = 0;
+  PetscFunctionBeginUser;
+  PetscCallMPI(MPI_Comm_size(PETSC_COMM_WORLD, &size));
+  PetscCallMPI(MPI_Comm_rank(PETSC_COMM_WORLD, &rank));
+  for (PetscInt i = rank; i < a->M; i += size) k += a->rowptr[i + 1] - a->rowptr[i];
+  PetscCall(PetscMalloc3(k + 1, ci, k + 1, cj, k + 1, cv));
+  k = 0;
+  for (PetscInt i = rank; i < a->M; i += size)
+    for (PetscInt p = a->rowptr[i]; p < a->rowptr[i + 1]; p++) {
+      (*ci)[k] = i;
+      (*cj)[k] = a->col[p];
+      (*cv)[k] = a->val[p];
+      k++;
+    }
+  *n = k;
+  PetscFunctionReturn(0);
+}
+
+static PetscErrorCode SetCOO(Mat A, const CSR *a)
+{
+  PetscCount   n;
+  PetscInt    *ci, *cj;
+  PetscScalar *cv;
+  PetscFunctionBeginUser;
+  PetscCall(COOEntries(a, &n, &ci, &cj, &cv));
+  PetscCall(MatSetPreallocationCOO(A, n, ci, cj));
+  PetscCall(MatSetValuesCOO(A, cv, INSERT_VALUES));
+  PetscCall(PetscFree3(ci, cj, cv));
+  PetscFunctionReturn(0);
+}
+
+/* MatSetPreallocationCOO + MatSetValuesCOO; new values (INSERT and ADD) on the same pattern, refreshed without a
+   rebuild; a second COO preallocation with another pattern (new off-process columns). */
+static PetscErrorCode RunCOO(Ctx *ctx, const Case *cs, PetscInt icase, const CSR *a, MatType type, PetscBool need)
+{
+  Mat          A, B, B2;
+  CSR          a2;
+  PetscInt     m, n;
+  PetscCount   nc;
+  PetscInt    *ci, *cj;
+  PetscScalar *cv;
+  PetscFunctionBeginUser;
+  PetscCall(LocalSizes(cs, &m, &n));
+  PetscCall(MatCreate(PETSC_COMM_WORLD, &A));
+  PetscCall(MatSetSizes(A, m, n, a->M, a->N));
+  PetscCall(MatSetType(A, type));
+  PetscCall(MatSetFromOptions(A));
+  PetscCall(SetCOO(A, a));
+  PetscCall(BuildMat(cs, a, MATAIJ, PETSC_FALSE, &B));
+  PetscCall(CheckProducts(ctx, A, B, "MatSetValuesCOO", need));
+  PetscCall(COOEntries(a, &nc, &ci, &cj, &cv));
+  for (PetscCount k = 0; k < nc; k++) cv[k] *= 2.0;
+  PetscCall(MatSetValuesCOO(A, cv, INSERT_VALUES));
+  PetscCall(MatScale(B, 2.0));
+  PetscCall(CheckProducts(ctx, A, B, "MatSetValuesCOO new values", need));
+  PetscCall(MatSetValuesCOO(A, cv, ADD_VALUES));
+  PetscCall(MatScale(B, 2.0));
+  PetscCall(CheckProducts(ctx, A, B, "MatSetValuesCOO ADD_VALUES", need));
+  PetscCall(PetscFree3(ci, cj, cv));
+  /* another pattern through a second COO preallocation of the same matrix */
+  PetscCall(GetCSR(cs, icase + 100, &a2));
+  PetscCall(SetCOO(A, &a2));
+  PetscCall(BuildMat(cs, &a2, MATAIJ, PETSC_FALSE, &B2));
+  PetscCall(CheckProducts(ctx, A, B2, "second MatSetPreallocationCOO, new pattern", need));
+  PetscCall(FreeCSR(&a2));
+  PetscCall(MatDestroy(&A));
+  PetscCall(MatDestroy(&B));
+  PetscCall(MatDestroy(&B2));
+  PetscFunctionReturn(0);
+}
+
+/* Rows of a owned here as a local CSR with global column indices (for MatXAIJSetPreallocation and
+   Mat{Seq,MPI}AIJSetPreallocationCSR). */
+static PetscErrorCode Prealloc(Mat A, const CSR *a)
+{
+  PetscInt rstart, rend, cstart, cend, *dnz, *onz;
+  PetscFunctionBeginUser;
+  PetscCall(MatGetOwnershipRange(A, &rstart, &rend));
+  PetscCall(MatGetOwnershipRangeColumn(A, &cstart, &cend));
+  PetscCall(PetscCalloc2(rend - rstart + 1, &dnz, rend - rstart + 1, &onz));
+  for (PetscInt i = rstart; i < rend; i++)
+    for (PetscInt k = a->rowptr[i]; k < a->rowptr[i + 1]; k++) {
+      if (a->col[k] >= cstart && a->col[k] < cend) dnz[i - rstart]++;
+      else onz[i - rstart]++;
+    }
+  PetscCall(MatXAIJSetPreallocation(A, 1, dnz, onz, NULL, NULL));
+  PetscCall(PetscFree2(dnz, onz));
+  for (PetscInt i = rstart; i < rend; i++) PetscCall(MatSetValues(A, 1, &i, a->rowptr[i + 1] - a->rowptr[i], a->col + a->rowptr[i], a->val + a->rowptr[i], INSERT_VALUES));
+  PetscCall(Assemble(A));
+  PetscFunctionReturn(0);
+}
+
+/* Preallocation again with a new pattern after use (MatXAIJSetPreallocation), then the CSR route
+   (MatMPIAIJSetPreallocationCSR / MatSeqAIJSetPreallocationCSR) back to the first pattern. */
+static PetscErrorCode RunPrealloc(Ctx *ctx, const Case *cs, PetscInt icase, const CSR *a, MatType type, PetscBool need)
+{
+  Mat         A, B, B2;
+  CSR         a2;
+  PetscMPIInt size;
+  PetscInt    rstart, rend, *li;
+  PetscFunctionBeginUser;
+  PetscCallMPI(MPI_Comm_size(PETSC_COMM_WORLD, &size));
+  PetscCall(BuildMat(cs, a, type, PETSC_TRUE, &A));
+  PetscCall(BuildMat(cs, a, MATAIJ, PETSC_FALSE, &B));
+  PetscCall(CheckProducts(ctx, A, B, "assembled", need));
+  PetscCall(GetCSR(cs, icase + 200, &a2));
+  PetscCall(Prealloc(A, &a2));
+  PetscCall(BuildMat(cs, &a2, MATAIJ, PETSC_FALSE, &B2));
+  PetscCall(CheckProducts(ctx, A, B2, "MatXAIJSetPreallocation again, new pattern", need));
+  PetscCall(MatGetOwnershipRange(A, &rstart, &rend));
+  PetscCall(PetscMalloc1(rend - rstart + 1, &li));
+  for (PetscInt i = rstart; i <= rend; i++) li[i - rstart] = a->rowptr[i] - a->rowptr[rstart];
+  if (size > 1) PetscCall(MatMPIAIJSetPreallocationCSR(A, li, a->col + a->rowptr[rstart], a->val + a->rowptr[rstart]));
+  else PetscCall(MatSeqAIJSetPreallocationCSR(A, li, a->col, a->val));
+  PetscCall(PetscFree(li));
+  PetscCall(CheckProducts(ctx, A, B, size > 1 ? "MatMPIAIJSetPreallocationCSR after use" : "MatSeqAIJSetPreallocationCSR after use", need));
+  PetscCall(FreeCSR(&a2));
+  PetscCall(MatDestroy(&A));
+  PetscCall(MatDestroy(&B));
+  PetscCall(MatDestroy(&B2));
+  PetscFunctionReturn(0);
+}
+
+/* x = F^{-1} b for two factored matrices: the ELLR one factored in place and MATAIJ's. */
+static PetscErrorCode CheckSolve(Ctx *ctx, Mat FA, Mat FB, const char *state)
+{
+  Vec       b, xA, xB;
+  PetscReal err;
+  PetscFunctionBeginUser;
+  PetscCall(MatCreateVecs(FB, &xB, &b));
+  PetscCall(VecDuplicate(xB, &xA));
+  PetscCall(FillVec(b, 0.7));
+  PetscCall(MatSolve(FA, b, xA));
+  PetscCall(MatSolve(FB, b, xB));
+  PetscCall(RelErr(xA, xB, &err));
+  PetscCall(Report(ctx, state, "MatSolve", err, 0, PETSC_FALSE));
+  PetscCall(VecDestroy(&b));
+  PetscCall(VecDestroy(&xA));
+  PetscCall(VecDestroy(&xB));
+  PetscFunctionReturn(0);
+}
+
+/* A diagonally dominant (and, with symm, symmetric) copy of X: M = X (+ X^T) + s I, s = 2 max row sum + 1.
+   MatAXPY with another pattern replaces the header of an ELLR matrix by MatHeaderMerge(). */
+static PetscErrorCode Dominant(Mat X, PetscBool symm, Mat *M)
+{
+  PetscReal nrm;
+  PetscFunctionBeginUser;
+  PetscCall(MatDuplicate(X, MAT_COPY_VALUES, M));
+  if (symm) {
+    Mat T;
+    PetscCall(MatTranspose(X, MAT_INITIAL_MATRIX, &T));
+    PetscCall(MatAXPY(*M, 1.0, T, DIFFERENT_NONZERO_PATTERN));
+    PetscCall(MatDestroy(&T));
+  }
+  PetscCall(MatNorm(*M, NORM_INFINITY, &nrm));
+  PetscCall(MatSetOption(*M, MAT_NEW_NONZERO_ALLOCATION_ERR, PETSC_FALSE));
+  PetscCall(MatShift(*M, 2.0 * nrm + 1.0));
+  PetscFunctionReturn(0);
+}
+
+/* Base operations that replace the header: in-place LU and ILU then MatSolve and MatDestroy (one
+   rank, square); MatHeaderReplace both ways; MatConvert to another type in place. */
+static PetscErrorCode RunLifecycle(Ctx *ctx, const Case *cs, const CSR *a, MatType type, PetscBool need, const char *fullname)
+{
+  Mat         A, B, D, E;
+  PetscMPIInt size;
+  PetscFunctionBeginUser;
+  PetscCallMPI(MPI_Comm_size(PETSC_COMM_WORLD, &size));
+  PetscCall(BuildMat(cs, a, type, PETSC_TRUE, &A));
+  PetscCall(BuildMat(cs, a, MATAIJ, PETSC_FALSE, &B));
+  if (size == 1 && cs->M == cs->N) {
+    /* (SEQAIJ has no in-place Cholesky or ICC: MatCholeskyFactor() and MatICCFactor() fail for MATAIJ too) */
+    const MatFactorType kinds[2] = {MAT_FACTOR_LU, MAT_FACTOR_ILU};
+    const char         *names[2] = {"MatLUFactor in place", "MatILUFactor in place"};
+    ctx->uncounted = PETSC_TRUE; /* one rank only: the summary line stays the same on every number of ranks */
+    for (int k = 0; k < 2; k++) {
+      const PetscBool symm = (PetscBool)(k == 1); /* the ILU one on X + X^T: MatAXPY with another pattern */
+      Mat             FA, FB;
+      IS              rp, cp;
+      MatFactorInfo   info;
+      PetscCall(Dominant(A, symm, &FA));
+      PetscCall(Dominant(B, symm, &FB));
+      PetscCall(CheckProducts(ctx, FA, FB, symm ? "X + X^T + sI (MatAXPY, another pattern)" : "X + sI", need));
+      PetscCall(MatGetOrdering(FB, MATORDERINGNATURAL, &rp, &cp));
+      PetscCall(MatFactorInfoInitialize(&info));
+      for (int t = 0; t < 2; t++) {
+        Mat F = t ? FB : FA;
+        if (kinds[k] == MAT_FACTOR_LU) PetscCall(MatLUFactor(F, rp, cp, &info));
+        else PetscCall(MatILUFactor(F, rp, cp, &info));
+      }
+      PetscCall(CheckSolve(ctx, FA, FB, names[k]));
+      PetscCall(ISDestroy(&rp));
+      PetscCall(ISDestroy(&cp));
+      PetscCall(MatDestroy(&FA));
+      PetscCall(MatDestroy(&FB));
+    }
+    ctx->uncounted = PETSC_FALSE;
+  }
+  /* MatHeaderReplace: an ELLR matrix becomes an AIJ one, and an AIJ one an ELLR one */
+  PetscCall(MatDuplicate(A, MAT_COPY_VALUES, &D));
+  PetscCall(MatDuplicate(B, MAT_COPY_VALUES, &E));
+  PetscCall(MatScale(E, 1.5));
+  PetscCall(MatHeaderReplace(D, &E));
+  PetscCall(CheckType(ctx, D, "MatHeaderReplace(ELLR, AIJ)", size > 1 ? MATMPIAIJ : MATSEQAIJ));
+  PetscCall(MatScale(B, 1.5));
+  PetscCall(CheckProducts(ctx, D, B, "MatHeaderReplace(ELLR, AIJ)", PETSC_FALSE));
+  PetscCall(MatDestroy(&D));
+  PetscCall(MatDuplicate(B, MAT_COPY_VALUES, &D));
+  PetscCall(MatDuplicate(A, MAT_COPY_VALUES, &E));
+  PetscCall(MatScale(E, 1.5));
+  PetscCall(MatHeaderReplace(D, &E));
+  PetscCall(CheckType(ctx, D, "MatHeaderReplace(AIJ, ELLR)", fullname));
+  PetscCall(CheckProducts(ctx, D, B, "MatHeaderReplace(AIJ, ELLR)", need));
+  PetscCall(MatDestroy(&D));
+  /* to another type in place (MatConvert_Basic: MatHeaderReplace) */
+  PetscCall(MatDuplicate(A, MAT_COPY_VALUES, &D));
+  PetscCall(MatScale(D, 1.5));
+  PetscCall(MatConvert(D, MATDENSE, MAT_INPLACE_MATRIX, &D));
+  PetscCall(CheckType(ctx, D, "MatConvert(to dense, MAT_INPLACE_MATRIX)", size > 1 ? MATMPIDENSE : MATSEQDENSE));
+  PetscCall(CheckProducts(ctx, D, B, "MatConvert(to dense, MAT_INPLACE_MATRIX)", PETSC_FALSE));
+  PetscCall(MatDestroy(&D));
+  PetscCall(MatDestroy(&A));
+  PetscCall(MatDestroy(&B));
   PetscFunctionReturn(0);
 }
 
@@ -697,6 +957,9 @@ static PetscErrorCode RunCombo(Ctx *ctx, const Case *cs, PetscInt icase, const c
     }
     PetscCall(MatDestroy(&D));
     PetscCall(MatDestroy(&E));
+    if (g_coo) PetscCall(RunCOO(ctx, cs, icase, &a, type, need));
+    if (g_prealloc) PetscCall(RunPrealloc(ctx, cs, icase, &a, type, need));
+    if (g_life) PetscCall(RunLifecycle(ctx, cs, &a, type, need, fullname));
   }
   PetscCall(MatDestroy(&A));
   PetscCall(MatDestroy(&B));
@@ -739,13 +1002,20 @@ int main(int argc, char **argv)
   PetscCall(PetscOptionsBool("-fail_exit", "exit with status 1 when a check fails", "diff_aij.c", fail_exit, &fail_exit, NULL));
   PetscOptionsEnd();
   {
-    PetscBool iscore, isstale, isall;
-    PetscCall(PetscStrcmp(group, "core", &iscore));
-    PetscCall(PetscStrcmp(group, "stale", &isstale));
+    const char *groups[] = {"core", "stale", "coo", "prealloc", "lifecycle"};
+    PetscBool   on[5], isall, any = PETSC_FALSE;
     PetscCall(PetscStrcmp(group, "all", &isall));
-    PetscCheck(iscore || isstale || isall, PETSC_COMM_WORLD, PETSC_ERR_ARG_WRONG, "-group %s: use core, stale or all", group);
-    g_core  = (PetscBool)!isstale;
-    g_stale = (PetscBool)!iscore;
+    for (int k = 0; k < 5; k++) {
+      PetscCall(PetscStrcmp(group, groups[k], &on[k]));
+      if (isall) on[k] = PETSC_TRUE;
+      any = (PetscBool)(any || on[k]);
+    }
+    PetscCheck(any, PETSC_COMM_WORLD, PETSC_ERR_ARG_WRONG, "-group %s: use core, stale, coo, prealloc, lifecycle or all", group);
+    g_core     = on[0];
+    g_stale    = on[1];
+    g_coo      = on[2];
+    g_prealloc = on[3];
+    g_life     = on[4];
   }
   if (!hascases) ncasesel = 0;
   if (!hastypes) {

@@ -43,6 +43,10 @@ BACKEND=${ELLR_BACKEND:-cpu}
 # real-matrix solves: final residuals of ELLR and MATAIJ agree to this relative tolerance (a GPU sums rows
 # in another order, which moves the last digits of an ill-conditioned solve)
 SOLVE_RTOL=${ELLR_SOLVE_RTOL:-5e-2}
+# Without a GPU the automatic backend runs AIJ's own products (what a user gets); the tests of the format itself
+# ask for the ELLPACK-R storage on the CPU with ENGINE.  On the GPU machine auto is cuda: ENGINE stays empty.
+ENGINE=
+[ "$BACKEND" = cpu ] && ENGINE="-mat_ellr_backend cpu"
 
 # ------------------------------------------------------------------ MPI launcher
 if [ -z "${MPIEXEC:-}" ]; then
@@ -95,6 +99,13 @@ filter_types() {
     -e '/petsc-ellr format /d' -e '/threads per row [0-9]+/d' -e '/fill ratio [0-9.]+ \(/d' \
     -e '/warp iterations per product/d' -e '/^ *GPU: block size/d' -e '/^ *vectors: /d' \
     -e '/process 0, (diagonal|off-diagonal) block/d'
+}
+# no_ellrmult CMD...: succeeds and -log_view shows no ELLRMult event with a nonzero count (AIJ's products ran)
+no_ellrmult() {
+  local out=$SCRATCH/noellr.$$.$RANDOM
+  run "$out" "$@" || { echo "exit status $? ($*)"; tail -20 "$out"; return 1; }
+  grep -q "^MatMult " "$out" || { echo "no MatMult in -log_view ($*)"; return 1; }
+  if grep -qE "^ELLRMult +[1-9]" "$out"; then echo "ELLRMult ran with the AIJ backend ($*)"; grep "^ELLRMult" "$out"; return 1; fi
 }
 # signs of a crash rather than a clean PETSc error
 crashed() { grep -qE "Caught signal|Segmentation|SEGV|double free|Aborted \(core|free\(\): invalid|corrupted" "$1"; }
@@ -196,14 +207,23 @@ Q=1 t_grep engine_cpu "^test_engine: [0-9]+ checks passed" -- "$ENG"
 for c in band inode_blocks empty_rows one_by_one zero_rows_rank rect_wide rect_tall dense_row zero power_law; do
   for n in 1 2 4; do
     q=0; [ $n = 1 ] && q=1; [ $n = 2 ] && [ $c = zero_rows_rank ] && q=1
-    Q=$q t_out "diff_aij_${c}_np$n" "diff_aij_$c" filter_std 0 -- $MPIEXEC -n $n "$DIFF" -cases $c -group core
+    Q=$q t_out "diff_aij_${c}_np$n" "diff_aij_$c" filter_std 0 -- $MPIEXEC -n $n "$DIFF" -cases $c -group core $ENGINE
   done
 done
 # states where PETSc changes values or pattern without MatSetValues/assembly (MatRetrieveValues,
 # MatResetPreallocation with nothing re-inserted): every case, one test per rank count
 for n in 1 2 4; do
   q=0; [ $n = 1 ] && q=1
-  Q=$q t_out "diff_aij_stale_np$n" "diff_aij_stale" filter_std 0 -- $MPIEXEC -n $n "$DIFF" -group stale
+  Q=$q t_out "diff_aij_stale_np$n" "diff_aij_stale" filter_std 0 -- $MPIEXEC -n $n "$DIFF" -group stale $ENGINE
+done
+# COO assembly (a second COO preallocation with new off-process columns), preallocation again with a new
+# pattern and Mat{Seq,MPI}AIJSetPreallocationCSR after use, in-place LU/ILU + MatSolve + MatDestroy (1 rank),
+# MatHeaderReplace both ways and MatConvert in place: every case, one test per group and rank count
+for g in coo prealloc lifecycle; do
+  for n in 1 2 4; do
+    q=0; [ $n = 2 ] && q=1
+    Q=$q t_out "diff_aij_${g}_np$n" "diff_aij_$g" filter_std 0 -- $MPIEXEC -n $n "$DIFF" -group $g $ENGINE
+  done
 done
 
 # ================================================================== 2. ex1: 3D Poisson, same answers as MATAIJ
@@ -225,28 +245,35 @@ i=0
 for o in "-mat_ellr_threads_per_row 4" "-mat_ellr_threads_per_row 32 -mat_ellr_max_fill 0" "-mat_ellr_slice_height 32 -mat_ellr_sort" \
          "-mat_ellr_slice_height 7 -mat_ellr_threads_per_row 2" "-mat_ellr_sort -mat_ellr_sort_window 100" "-mat_ellr_backend cpu"; do
   i=$((i + 1))
-  t_out "ex1_ellrt_opts${i}_np2" "ex1_np2" filter_types 1e-3 -- $MPIEXEC -n 2 "$EX1" $EX1OPTS -mat_type ellrt $o
+  t_out "ex1_ellrt_opts${i}_np2" "ex1_np2" filter_types 1e-3 -- $MPIEXEC -n 2 "$EX1" $EX1OPTS -mat_type ellrt $ENGINE $o
 done
 # the format report of -mat_view ::ascii_info
 Q=1 t_grep ex1_view_ellrt "petsc-ellr format ellrt && backend $BACKEND && threads per row [0-9]+ \((automatic|tuned)\), slice height 4096 \(1 slices?\), rows in their own order && fill ratio 1\.[0-9]+ \([0-9]+ stored entries for 27136 nonzeros\) && warp iterations per product" \
-  -- "$EX1" -n 16 -mat_type ellrt -mat_view ::ascii_info -ksp_type cg -pc_type jacobi
+  -- "$EX1" -n 16 -mat_type ellrt -mat_view ::ascii_info $ENGINE -ksp_type cg -pc_type jacobi
 t_grep ex1_view_pellr "petsc-ellr format pellr && slice height 32 \(128 slices?\), rows sorted by decreasing length && fill ratio && warp iterations per product" \
-  -- "$EX1" -n 16 -mat_type pellr -mat_view ::ascii_info -ksp_type cg -pc_type jacobi
+  -- "$EX1" -n 16 -mat_type pellr -mat_view ::ascii_info $ENGINE -ksp_type cg -pc_type jacobi
 t_grep ex1_view_ellrt_np2 "type: mpiaijellrt && off-diagonal block && petsc-ellr format ellrt" \
-  -- $MPIEXEC -n 2 "$EX1" -n 16 -mat_type ellrt -mat_view ::ascii_info -ksp_type cg -pc_type jacobi
+  -- $MPIEXEC -n 2 "$EX1" -n 16 -mat_type ellrt -mat_view ::ascii_info $ENGINE -ksp_type cg -pc_type jacobi
 t_grep ex1_view_options "threads per row 4, slice height 32 \(128 slices?\), rows sorted by decreasing length" \
-  -- "$EX1" -n 16 -mat_type ellrt -mat_ellr_threads_per_row 4 -mat_ellr_slice_height 32 -mat_ellr_sort -mat_view ::ascii_info -ksp_type cg -pc_type jacobi
+  -- "$EX1" -n 16 -mat_type ellrt -mat_ellr_threads_per_row 4 -mat_ellr_slice_height 32 -mat_ellr_sort -mat_view ::ascii_info $ENGINE -ksp_type cg -pc_type jacobi
+# without a GPU the automatic backend is AIJ's own products: -mat_view says so, nothing is built, ELLRMult never runs
+[ "$BACKEND" = cpu ] && Q=1 t_grep ex1_view_default_aij "petsc-ellr format ellrt .*backend aij: AIJ's own CPU products && KSP iterations: [0-9]+ \(CONVERGED_RTOL\)" \
+  -- "$EX1" -n 16 -mat_type ellrt -mat_view ::ascii_info -ksp_type cg -pc_type jacobi
+[ "$BACKEND" = cpu ] && t_fn ex1_default_no_ellr_products no_ellrmult $MPIEXEC -n 2 "$EX1" -n 16 -mat_type pellr -ksp_type cg -pc_type jacobi -log_view
+# -help lists the options under the matrix's prefix (PETSc's ex2 and ex1 call MatSetFromOptions)
+Q=1 t_grep help_lists_options "-mat_ellr_backend <now auto && -mat_ellr_threads_per_row && -mat_ellr_block_size && -mat_ellr_slice_height && -mat_ellr_sort: && -mat_ellr_sort_window && -mat_ellr_max_fill && -mat_ellr_verify" \
+  -- "$EX1" -n 4 -mat_type ellrt -help
 # the README's main job (make run-main)
 Q=1 t_grep ex1_main_job "Matrix type: seqaijellrt && KSP iterations: [0-9]+ \(CONVERGED_RTOL\) && petsc-ellr format ellrt" \
   -- "$EX1" -mat_type ellrt -n 40 -ksp_type cg -pc_type jacobi -mat_view ::ascii_info
 # the ELLRMult event proves the plugin's product ran
-Q=1 t_grep ex1_log_view "^ELLRMult +[1-9][0-9]* " -- "$EX1" -n 16 -mat_type ellrt -ksp_type cg -pc_type jacobi -log_view
-t_grep ex1_log_view_np2 "^ELLRMult +[1-9][0-9]* " -- $MPIEXEC -n 2 "$EX1" -n 16 -mat_type pellr -ksp_type cg -pc_type jacobi -log_view
+Q=1 t_grep ex1_log_view "^ELLRMult +[1-9][0-9]* " -- "$EX1" -n 16 -mat_type ellrt -ksp_type cg -pc_type jacobi -log_view $ENGINE
+t_grep ex1_log_view_np2 "^ELLRMult +[1-9][0-9]* " -- $MPIEXEC -n 2 "$EX1" -n 16 -mat_type pellr -ksp_type cg -pc_type jacobi -log_view $ENGINE
 
 # ================================================================== 3. KSP x PC: iteration counts of MATAIJ
 # (the counts themselves change between PETSc versions; what must hold is equality with MATAIJ's)
-Q=1 t_grep ksp_iters_np1 "^ksp_iters: 44 solves, 0 differ from MATAIJ" -- $MPIEXEC -n 1 "$KSPT"
-t_grep ksp_iters_np2 "^ksp_iters: 33 solves, 0 differ from MATAIJ" -- $MPIEXEC -n 2 "$KSPT"
+Q=1 t_grep ksp_iters_np1 "^ksp_iters: 44 solves, 0 differ from MATAIJ" -- $MPIEXEC -n 1 "$KSPT" $ENGINE
+t_grep ksp_iters_np2 "^ksp_iters: 33 solves, 0 differ from MATAIJ" -- $MPIEXEC -n 2 "$KSPT" $ENGINE
 
 # ================================================================== 4. PETSc's own KSP tutorials, unmodified
 PT=$BUILD/petsc-tutorials
@@ -290,13 +317,13 @@ if [ -x "$PT/ex2" ] && [ -x "$PT/ex23" ] && [ -x "$PT/ex50" ]; then
     Q=$q t_same "petsc_ex50_${t}_np1" filter_types 1e-6 "$PT/ex50 -da_grid_x 33 -da_grid_y 33 -dm_mat_type aij -ksp_monitor_short -ksp_converged_reason" "$PT/ex50 $DLL -da_grid_x 33 -da_grid_y 33 -dm_mat_type $t -ksp_monitor_short -ksp_converged_reason"
     t_same "petsc_ex50_${t}_np2" filter_types 1e-6 "$MPIEXEC -n 2 $PT/ex50 -da_grid_x 33 -da_grid_y 33 -dm_mat_type aij -ksp_monitor_short -ksp_converged_reason" "$MPIEXEC -n 2 $PT/ex50 $DLL -da_grid_x 33 -da_grid_y 33 -dm_mat_type $t -ksp_monitor_short -ksp_converged_reason"
     # -log_view shows the plugin's products
-    Q=$q t_grep "petsc_ex2_log_view_$t" "^ELLRMult +[1-9][0-9]* " -- "$PT/ex2" $DLL -mat_type $t -log_view
-    t_grep "petsc_ex23_log_view_${t}_np2" "^ELLRMult +[1-9][0-9]* " -- $MPIEXEC -n 2 "$PT/ex23" $DLL -mat_type $t -log_view
-    t_grep "petsc_ex50_log_view_$t" "^ELLRMult +[1-9][0-9]* && type: seqaij$t" -- "$PT/ex50" $DLL -dm_mat_type $t -log_view -ksp_view
+    Q=$q t_grep "petsc_ex2_log_view_$t" "^ELLRMult +[1-9][0-9]* " -- "$PT/ex2" $DLL -mat_type $t -log_view $ENGINE
+    t_grep "petsc_ex23_log_view_${t}_np2" "^ELLRMult +[1-9][0-9]* " -- $MPIEXEC -n 2 "$PT/ex23" $DLL -mat_type $t -log_view $ENGINE
+    t_grep "petsc_ex50_log_view_$t" "^ELLRMult +[1-9][0-9]* && type: seqaij$t" -- "$PT/ex50" $DLL -dm_mat_type $t -log_view -ksp_view $ENGINE
   done
   # the library through PETSC_OPTIONS (what petsc4py users do)
   Q=1 t_same petsc_ex2_petsc_options filter_types 1e-6 "$PT/ex2 -mat_type aij -ksp_monitor_short" "PETSC_OPTIONS='$EXTRA_OPTS -dll_append $LIB' $PT/ex2 -mat_type ellrt -ksp_monitor_short"
-  t_grep petsc_ex2_petsc_options_log "^ELLRMult +[1-9][0-9]* " -- env PETSC_OPTIONS="$EXTRA_OPTS -dll_append $LIB -mat_type pellr -log_view" "$PT/ex2"
+  t_grep petsc_ex2_petsc_options_log "^ELLRMult +[1-9][0-9]* " -- env PETSC_OPTIONS="$EXTRA_OPTS -dll_append $LIB -mat_type pellr -log_view $ENGINE" "$PT/ex2"
 fi
 
 # ================================================================== 5. real matrices (../shared/matrices)
@@ -328,12 +355,12 @@ else
       f=$(mtx $m) || { Q=1 t_fn "matrix_${m}_$t" false "conversion of $m failed"; continue; }
       if [ $t = ellrt ] && { [ $m = memplus ] || [ $m = EPA ]; }; then
         # full-width ELLPACK-R of these is refused by the default max fill, with a hint at pellr
-        Q=1 t_err "matrix_${m}_ellrt_refused" "max fill 8.*-mat_type pellr" -- "$EX2" -f "$f" -mat_type ellrt -compare_aij -solve false
-        Q=1 t_grep "matrix_${m}_ellrt_max_fill" "Products vs MATAIJ: agree" -- "$EX2" -f "$f" -mat_type ellrt -mat_ellr_max_fill 100 -compare_aij -solve false
-        t_grep "matrix_${m}_ellrt_max_fill_np2" "Products vs MATAIJ: agree" -- $MPIEXEC -n 2 "$EX2" -f "$f" -mat_type ellrt -mat_ellr_max_fill 100 -compare_aij -solve false
+        Q=1 t_err "matrix_${m}_ellrt_refused" "max fill 8.*-mat_type pellr" -- "$EX2" -f "$f" -mat_type ellrt -compare_aij -solve false $ENGINE
+        Q=1 t_grep "matrix_${m}_ellrt_max_fill" "Products vs MATAIJ: agree" -- "$EX2" -f "$f" -mat_type ellrt -mat_ellr_max_fill 100 -compare_aij -solve false $ENGINE
+        t_grep "matrix_${m}_ellrt_max_fill_np2" "Products vs MATAIJ: agree" -- $MPIEXEC -n 2 "$EX2" -f "$f" -mat_type ellrt -mat_ellr_max_fill 100 -compare_aij -solve false $ENGINE
       else
-        Q=1 t_grep "matrix_${m}_$t" "Products vs MATAIJ: agree" -- "$EX2" -f "$f" -mat_type $t -compare_aij -solve false
-        t_grep "matrix_${m}_${t}_np2" "Products vs MATAIJ: agree" -- $MPIEXEC -n 2 "$EX2" -f "$f" -mat_type $t -compare_aij -solve false -load_as_aij
+        Q=1 t_grep "matrix_${m}_$t" "Products vs MATAIJ: agree" -- "$EX2" -f "$f" -mat_type $t -compare_aij -solve false $ENGINE
+        t_grep "matrix_${m}_${t}_np2" "Products vs MATAIJ: agree" -- $MPIEXEC -n 2 "$EX2" -f "$f" -mat_type $t -compare_aij -solve false $ENGINE -load_as_aij
       fi
     done
   done
@@ -345,7 +372,7 @@ else
       local f; f=$(mtx $m $dd) || { t_fn "${name}_$t" false "conversion of $m failed"; continue; }
       local extra=; [ $t = ellrt ] && { [ $m = memplus ] || [ $m = EPA ]; } && extra="-mat_ellr_max_fill 100"
       # same iteration counts; the final residual and error only to a few digits (the products sum in another order)
-      t_same "${name}_$t" filter_types $SOLVE_RTOL "$MPIEXEC -n $np $EX2 -f $f -mat_type aij $*" "$MPIEXEC -n $np $EX2 -f $f -mat_type $t $extra $*"
+      t_same "${name}_$t" filter_types $SOLVE_RTOL "$MPIEXEC -n $np $EX2 -f $f -mat_type aij $*" "$MPIEXEC -n $np $EX2 -f $f -mat_type $t $extra $ENGINE $*"
     done
   }
   Q=1 solve_same solve_bcsstk14_cg_icc 1 bcsstk14 "" -- -ksp_type cg -pc_type icc -ksp_rtol 1e-8
@@ -372,9 +399,9 @@ Q=1 t_err bad_backend_foo "Unknown option \"?foo\"? for -mat_ellr_backend" -- "$
 [ "$BACKEND" = cpu ] && Q=1 t_err bad_backend_cuda "-mat_ellr_backend cuda: (this libpetscellr was built without CUDA|no CUDA device is visible)" -- "$EX1" $BAD -mat_type ellrt -mat_ellr_backend cuda
 [ "$BACKEND" = cpu ] && t_err bad_backend_cuda_np2 "-mat_ellr_backend cuda: (this libpetscellr was built without CUDA|no CUDA device is visible)" -- $MPIEXEC -n 2 "$EX1" $BAD -mat_type pellr -mat_ellr_backend cuda
 # (storage under 1 MB is never refused: the case needs a matrix of some size)
-t_err bad_max_fill_exceeded "max fill 2.*-mat_type pellr" -- "$EX1" -n 30 -mat_type ellrt -mat_ellr_threads_per_row 32 -mat_ellr_max_fill 2
+t_err bad_max_fill_exceeded "max fill 2.*-mat_type pellr" -- "$EX1" -n 30 -mat_type ellrt -mat_ellr_threads_per_row 32 -mat_ellr_max_fill 2 $ENGINE
 want bad_threads_per_row_convert && [ -n "$PY" ] &&
-  t_err bad_threads_per_row_convert "-mat_ellr_threads_per_row 3 is invalid" -- "$EX2" -f "$(mtx nos3)" -mat_type ellrt -load_as_aij -mat_ellr_threads_per_row 3
+  t_err bad_threads_per_row_convert "-mat_ellr_threads_per_row 3 is invalid" -- "$EX2" -f "$(mtx nos3)" -mat_type ellrt -load_as_aij -mat_ellr_threads_per_row 3 $ENGINE
 
 # ================================================================== 7. memory: -malloc_debug -malloc_dump and valgrind
 # -malloc_dump prints every block still allocated at PetscFinalize: none may be left.
@@ -383,10 +410,10 @@ no_leaks() { # CMD...: succeeds and -malloc_dump reports nothing
   run "$out" "$@" -malloc_debug -malloc_dump || { echo "exit status $? ($*)"; tail -20 "$out"; return 1; }
   if grep -qE "^\[ *[0-9]+\] *[0-9]+ bytes" "$out"; then echo "-malloc_dump reports leaks ($*)"; grep -E "bytes" "$out" | head -20; return 1; fi
 }
-Q=1 t_fn malloc_dump_ex1_ellrt no_leaks "$EX1" -n 8 -mat_type ellrt -ksp_type cg -pc_type jacobi
-t_fn malloc_dump_ex1_pellr_np2 no_leaks $MPIEXEC -n 2 "$EX1" -n 8 -mat_type pellr -ksp_type gmres -pc_type bjacobi -mat_view ::ascii_info
-t_fn malloc_dump_diff_aij no_leaks "$DIFF" -fail_exit 0 -cases band,empty_rows,rect_wide,power_law -optsets 0,5,8
-t_fn malloc_dump_diff_aij_np2 no_leaks $MPIEXEC -n 2 "$DIFF" -fail_exit 0 -cases zero_rows_rank,rect_tall -optsets 0,7
+Q=1 t_fn malloc_dump_ex1_ellrt no_leaks "$EX1" -n 8 -mat_type ellrt -ksp_type cg -pc_type jacobi $ENGINE
+t_fn malloc_dump_ex1_pellr_np2 no_leaks $MPIEXEC -n 2 "$EX1" -n 8 -mat_type pellr -ksp_type gmres -pc_type bjacobi -mat_view ::ascii_info $ENGINE
+t_fn malloc_dump_diff_aij no_leaks "$DIFF" -fail_exit 0 -cases band,empty_rows,rect_wide,power_law -optsets 0,5,8,10 $ENGINE
+t_fn malloc_dump_diff_aij_np2 no_leaks $MPIEXEC -n 2 "$DIFF" -fail_exit 0 -cases zero_rows_rank,rect_tall -optsets 0,7 -group all $ENGINE
 
 VG_SUPP=
 for s in /usr/share/openmpi/openmpi-valgrind.supp "$ROOT/tests/lib/valgrind.supp"; do [ -f "$s" ] && VG_SUPP="$VG_SUPP --suppressions=$s"; done
@@ -398,9 +425,9 @@ valgrind_clean() { # CMD...: no valgrind error, no definite leak
 }
 if [ "${ELLR_VALGRIND:-1}" != 0 ] && command -v valgrind >/dev/null 2>&1; then
   Q=1 t_fn valgrind_engine_cpu valgrind_clean "$ENG"
-  Q=1 t_fn valgrind_ex1_ellrt valgrind_clean "$EX1" -n 6 -mat_type ellrt -ksp_type cg -pc_type jacobi -mat_view ::ascii_info
-  t_fn valgrind_ex1_pellr valgrind_clean "$EX1" -n 6 -mat_type pellr -ksp_type gmres -pc_type ilu
-  t_fn valgrind_diff_aij valgrind_clean "$DIFF" -fail_exit 0 -cases band,empty_rows,rect_wide,dense_row,zero -optsets 0,2,5,8
+  Q=1 t_fn valgrind_ex1_ellrt valgrind_clean "$EX1" -n 6 -mat_type ellrt -ksp_type cg -pc_type jacobi -mat_view ::ascii_info $ENGINE
+  t_fn valgrind_ex1_pellr valgrind_clean "$EX1" -n 6 -mat_type pellr -ksp_type gmres -pc_type ilu $ENGINE
+  t_fn valgrind_diff_aij valgrind_clean "$DIFF" -fail_exit 0 -cases band,empty_rows,rect_wide,dense_row,zero -optsets 0,2,5,8 -group all $ENGINE
 fi
 
 # ------------------------------------------------------------------ summary
