@@ -403,6 +403,34 @@ if [ "${ELLR_VALGRIND:-1}" != 0 ] && command -v valgrind >/dev/null 2>&1; then
   t_fn valgrind_diff_aij valgrind_clean "$DIFF" -fail_exit 0 -cases band,empty_rows,rect_wide,dense_row,zero -optsets 0,2,5,8
 fi
 
+# ================================================================== 8. make install and pkg-config
+# make install into a scratch prefix, then build tests/pkgconfig/prog.c with nothing but what petscellr.pc
+# says (the compiler from its ccompiler variable, PKG_CONFIG_PATH pointed at the installation), and run it.
+# PETSC_PC=auto: petscellr.pc "Requires: PETSc" where pkg-config finds this very PETSc; none: PETSc's flags written in.
+install_pkgconfig() { # PETSC_PC
+  local pc=$1 inst=$SCRATCH/install-$1 log=$SCRATCH/install-$1.log prog=$SCRATCH/install-$1/prog cc
+  command -v pkg-config >/dev/null 2>&1 || { echo "pkg-config not found: install the Debian package pkg-config (apt-get install pkg-config)"; return 1; }
+  make -s --no-print-directory -C "$ROOT" BUILD="$BUILD" PETSC_DIR="$PETSC_DIR" PETSC_ARCH="$PETSC_ARCH" PETSC_PC="$pc" PREFIX="$inst" install >"$log" 2>&1 ||
+    { echo "make install PREFIX=$inst failed"; tail -20 "$log"; return 1; }
+  for f in lib/libpetscellr.so include/petscellr.h lib/pkgconfig/petscellr.pc; do
+    [ -f "$inst/$f" ] || { echo "make install did not install $f"; return 1; }
+  done
+  local PKGC="env PKG_CONFIG_PATH=$inst/lib/pkgconfig pkg-config"
+  $PKGC --exists --print-errors petscellr >"$log" 2>&1 || { echo "pkg-config cannot use petscellr.pc"; cat "$log" "$inst/lib/pkgconfig/petscellr.pc"; return 1; }
+  cc=$($PKGC --variable=ccompiler petscellr)
+  [ -n "$cc" ] || { echo "petscellr.pc has no ccompiler"; cat "$inst/lib/pkgconfig/petscellr.pc"; return 1; }
+  (cd "$SCRATCH" && run "$log" $cc -o "$prog" "$ROOT/tests/pkgconfig/prog.c" $($PKGC --cflags --libs petscellr)) ||
+    { echo "cannot build a program from pkg-config --cflags --libs petscellr: $cc ... $($PKGC --cflags --libs petscellr)"; tail -20 "$log"; return 1; }
+  ldd "$prog" 2>&1 | grep -q "libpetscellr.so => $inst/lib/libpetscellr.so" ||
+    { echo "the program does not load the installed libpetscellr.so"; ldd "$prog"; return 1; }
+  local exp="pkgconfig prog: type seqaijellrt, n 10, sum\(A\*x\) = 11\.?, ELLR products 1,"
+  run "$log" "$prog" && grep -qE "$exp" "$log" || { echo "the program failed or printed something else (expected /$exp/)"; cat "$log"; return 1; }
+  exp="pkgconfig prog: type mpiaijellrt, n 11, sum\(A\*x\) = 12\.?, ELLR products [1-9]"
+  run "$log" $MPIEXEC -n 2 "$prog" -n 11 && grep -qE "$exp" "$log" || { echo "the program on 2 ranks failed or printed something else (expected /$exp/)"; cat "$log"; return 1; }
+}
+Q=1 t_fn install_pkgconfig install_pkgconfig auto
+t_fn install_pkgconfig_flags install_pkgconfig none
+
 # ------------------------------------------------------------------ summary
 echo "# $(( $(date +%s) - START )) s"
 if [ $NFAIL -gt 0 ]; then echo "# failed: ${FAILED[*]}"; fi
