@@ -73,6 +73,10 @@ want() {
   return 0
 }
 pass() { NPASS=$((NPASS + 1)); echo "ok $1"; }
+# MISSING: while set, every selected test fails with "not run: $MISSING" instead of running, so that a missing
+# prerequisite (a package, a build) never makes tests disappear.  missing NAME: reports it; true when set.
+MISSING=
+missing() { [ -n "$MISSING" ] || return 1; fail "$1" "not run: $MISSING"; }
 fail() {
   NFAIL=$((NFAIL + 1)); FAILED+=("$1")
   echo "FAIL $1: $2"
@@ -105,6 +109,7 @@ crashed() { grep -qE "Caught signal|Segmentation|SEGV|double free|Aborted \(core
 t_out() {
   local name=$1 exp=$2 filt=$3 rtol=$4; shift 5
   want "$name" || return 0
+  missing "$name" && return 0
   local out=$SCRATCH/$name.out rc
   run "$out" "$@"; rc=$?
   "$filt" "$out" >"$out.f"
@@ -125,6 +130,7 @@ t_out() {
 t_same() {
   local name=$1 filt=$2 rtol=$3 ref=$4 cmd=$5
   want "$name" || return 0
+  missing "$name" && return 0
   local o1=$SCRATCH/$name.ref o2=$SCRATCH/$name.out rc1 rc2
   run "$o1" bash -c "$ref"; rc1=$?
   run "$o2" bash -c "$cmd"; rc2=$?
@@ -139,6 +145,7 @@ t_same() {
 t_err() {
   local name=$1 ere=$2; shift 3
   want "$name" || return 0
+  missing "$name" && return 0
   local out=$SCRATCH/$name.out rc
   run "$out" "$@"; rc=$?
   if [ $rc = 0 ]; then fail "$name" "succeeded, expected an error matching /$ere/ ($*)" "$out"
@@ -152,6 +159,7 @@ t_err() {
 t_grep() {
   local name=$1 eres=$2; shift 3
   want "$name" || return 0
+  missing "$name" && return 0
   local out=$SCRATCH/$name.out rc ere
   run "$out" "$@"; rc=$?
   if [ $rc != 0 ]; then fail "$name" "exit status $rc ($*)" "$out" 25; return 0; fi
@@ -167,6 +175,7 @@ t_grep() {
 t_fn() {
   local name=$1; shift
   want "$name" || return 0
+  missing "$name" && return 0
   local why=$SCRATCH/$name.why
   if "$@" >"$why" 2>&1; then pass "$name"; else
     tail -n +2 "$why" >"$why.rest"
@@ -185,6 +194,18 @@ for f in "$LIB" "$EX1" "$EX2" "$DIFF" "$KSPT"; do
     echo "0 passed, 1 failed"; exit 1
   fi
 done
+# Debian package names carry PETSc's major.minor (libpetsc3.18-dev-examples, libpetsc64-real3.18-dev): that of
+# Debian's PETSc (/usr/lib/petsc) when there is one, else of petsc-dev's candidate (as config/setup.sh does).
+DEBIAN_PETSC=/usr/lib/petsc
+DEBIAN_PETSC_V=$(awk '/define PETSC_VERSION_(MAJOR|MINOR) /{v[$2]=$3} END{if (v["PETSC_VERSION_MAJOR"] != "") print v["PETSC_VERSION_MAJOR"]"."v["PETSC_VERSION_MINOR"]}' "$DEBIAN_PETSC/include/petscversion.h" 2>/dev/null)
+[ -n "$DEBIAN_PETSC_V" ] || DEBIAN_PETSC_V=$(apt-cache policy petsc-dev 2>/dev/null | sed -n 's/^ *Candidate: *\([0-9]*\.[0-9]*\).*/\1/p' | head -1)
+DEBIAN_PETSC_V=${DEBIAN_PETSC_V:-3.18}
+# is PETSC_DIR Debian's PETSc? (the packages below are built against it: the 64-bit build and python3-petsc4py)
+PETSC_IS_DEBIAN=0
+[ -z "$PETSC_ARCH" ] && [ "$(readlink -f "$PETSC_DIR")" = "$(readlink -f "$DEBIAN_PETSC")" ] && PETSC_IS_DEBIAN=1
+# wanted NAME...: is any of these tests selected?
+wanted() { local n; for n in "$@"; do Q=1 want "$n" && return 0; done; return 1; }
+
 echo "# petsc-ellr tests: PETSC_DIR=$PETSC_DIR MPIEXEC='$MPIEXEC' matrices=$MATRICES${FILTER:+ filter=/$FILTER/}$([ "$QUICK" = 1 ] && echo ' (quick)')"
 
 # ================================================================== 0. the PETSc-free engine (plan, fill, CPU products)
@@ -430,6 +451,51 @@ install_pkgconfig() { # PETSC_PC
 }
 Q=1 t_fn install_pkgconfig install_pkgconfig auto
 t_fn install_pkgconfig_flags install_pkgconfig none
+
+# ================================================================== 9. 64-bit indices (PetscInt = int64_t)
+# The library and diff_aij built against a PETSc with 64-bit indices (Debian's /usr/lib/petsc64, package
+# libpetsc64-real<V>-dev) into $BUILD/64 (make all64), run on a few cases and the stale group with 1 and 2
+# ranks: the outputs are the 32-bit runs' (tests/output/diff_aij_*.out do not depend on the index width).
+# ELLR_PETSC64: that PETSc (default /usr/lib/petsc64 when PETSC_DIR is Debian's /usr/lib/petsc); 0 = not run.
+P64=${ELLR_PETSC64:-}
+[ -z "$P64" ] && [ $PETSC_IS_DEBIAN = 1 ] && P64=/usr/lib/petsc64
+DIFF64=$BUILD/64/tests/diff_aij
+T64=(diff_aij64_build)
+for c in band rect_tall power_law zero_rows_rank zero stale; do T64+=("diff_aij64_${c}_np1" "diff_aij64_${c}_np2"); done
+build64() {
+  local log=$SCRATCH/build64.log pkg="libpetsc64-real$DEBIAN_PETSC_V-dev"
+  if [ ! -f "$P64/lib/petsc/conf/variables" ] || [ ! -f "$P64/include/petscconf.h" ]; then
+    echo "no PETSc at $P64: install the Debian package $pkg (PETSc with 64-bit indices), or set ELLR_PETSC64"; return 1
+  fi
+  grep -q "define PETSC_USE_64BIT_INDICES 1" "$P64/include/petscconf.h" || { echo "the PETSc at $P64 does not use 64-bit indices ($pkg installs one)"; return 1; }
+  run "$log" make -s -j2 --no-print-directory -C "$ROOT" PETSC64_DIR="$P64" BUILD="$BUILD" all64 ||
+    { echo "make all64 PETSC64_DIR=$P64 failed (log below)"; tail -20 "$log"; return 1; }
+}
+if [ "$P64" = 0 ]; then
+  echo "# 64-bit index tests not run: ELLR_PETSC64=0"
+elif [ -z "$P64" ]; then
+  wanted "${T64[@]}" && echo "# 64-bit index tests not run: PETSC_DIR=$PETSC_DIR is not Debian's $DEBIAN_PETSC (ELLR_PETSC64=/path/to/a/PETSc/with/64-bit/indices runs them)"
+elif wanted "${T64[@]}"; then
+  # built whenever one of these tests is selected (make skips it when up to date); a failed build is reported
+  # (as petsc_tutorials_build is) and every selected test fails with its reason
+  if build64 >"$SCRATCH/build64.why" 2>&1; then Q=1 want diff_aij64_build && pass diff_aij64_build
+  else
+    tail -n +2 "$SCRATCH/build64.why" >"$SCRATCH/build64.rest"
+    fail diff_aij64_build "$(head -1 "$SCRATCH/build64.why")" "$SCRATCH/build64.rest" 20
+    MISSING="$(head -1 "$SCRATCH/build64.why")"
+  fi
+  for c in band rect_tall power_law zero_rows_rank zero; do
+    for n in 1 2; do
+      q=0; [ $n = 1 ] && [ $c = band ] && q=1
+      Q=$q t_out "diff_aij64_${c}_np$n" "diff_aij_$c" filter_std 0 -- $MPIEXEC -n $n "$DIFF64" -cases $c -group core
+    done
+  done
+  for n in 1 2; do
+    q=0; [ $n = 1 ] && q=1
+    Q=$q t_out "diff_aij64_stale_np$n" "diff_aij_stale" filter_std 0 -- $MPIEXEC -n $n "$DIFF64" -group stale
+  done
+  MISSING=
+fi
 
 # ------------------------------------------------------------------ summary
 echo "# $(( $(date +%s) - START )) s"
