@@ -497,6 +497,33 @@ elif wanted "${T64[@]}"; then
   MISSING=
 fi
 
+# ================================================================== 10. petsc4py: tutorials/ex3.py
+# A 2D Poisson solve (CG + Jacobi) from petsc4py with ellrt and pellr, the plugin loaded by -dll_append on the
+# command line or in PETSC_OPTIONS; ex3.py itself checks the solutions against aij's (exit status).
+# PYTHON4PETSC: the python to use (default /usr/bin/python3, whose petsc4py (python3-petsc4py) is built
+# against Debian's PETSc: the plugin must be built against the same PETSc, so with another PETSC_DIR these
+# tests run only when PYTHON4PETSC names a python whose petsc4py uses it).
+PY4=${PYTHON4PETSC:-}
+[ -z "$PY4" ] && [ $PETSC_IS_DEBIAN = 1 ] && PY4=/usr/bin/python3
+TP4=(petsc4py_ex3 petsc4py_ex3_np2 petsc4py_ex3_petsc_options)
+EX3=$ROOT/tutorials/ex3.py
+if [ -z "$PY4" ]; then
+  wanted "${TP4[@]}" && echo "# petsc4py tests not run: PETSC_DIR=$PETSC_DIR is not Debian's $DEBIAN_PETSC, which python3-petsc4py uses (PYTHON4PETSC=a python whose petsc4py uses PETSC_DIR runs them)"
+elif wanted "${TP4[@]}"; then
+  if ! p4dir=$("$PY4" -c "import petsc4py, numpy; print(petsc4py.get_config()['PETSC_DIR'])" 2>"$SCRATCH/petsc4py.err"); then
+    MISSING="$PY4 cannot import petsc4py: install the Debian package python3-petsc4py ($(tail -1 "$SCRATCH/petsc4py.err"))"
+  elif [ "$(readlink -f "$p4dir")" != "$(readlink -f "$PETSC_DIR")" ]; then
+    MISSING="the petsc4py of $PY4 uses the PETSc at $p4dir, but the plugin is built against PETSC_DIR=$PETSC_DIR (set PYTHON4PETSC)"
+  fi
+  Q=1 t_grep petsc4py_ex3 "^ellrt : matrix type seqaijellrt, [0-9]+ iterations, CONVERGED_RTOL, .*ELLRMult products [1-9] && ^pellr : matrix type seqaijpellr, [0-9]+ iterations, CONVERGED_RTOL && ^ex3: ellrt, pellr agree with aij" \
+    -- "$PY4" "$EX3" -dll_append "$LIB"
+  t_grep petsc4py_ex3_np2 "^ellrt : matrix type mpiaijellrt, [0-9]+ iterations, CONVERGED_RTOL && ^pellr : matrix type mpiaijpellr && ^ex3: ellrt, pellr agree with aij" \
+    -- $MPIEXEC -n 2 "$PY4" "$EX3" -n 40 -dll_append "$LIB"
+  t_grep petsc4py_ex3_petsc_options "^pellr : matrix type seqaijpellr, [0-9]+ iterations, CONVERGED_RTOL && ^ex3: pellr agree with aij" \
+    -- env PETSC_OPTIONS="$EXTRA_OPTS -dll_append $LIB" "$PY4" "$EX3" -types pellr -n 24
+  MISSING=
+fi
+
 # ------------------------------------------------------------------ summary
 echo "# $(( $(date +%s) - START )) s"
 if [ $NFAIL -gt 0 ]; then echo "# failed: ${FAILED[*]}"; fi
