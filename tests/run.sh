@@ -8,7 +8,11 @@
 # Environment: BUILD (build), PETSC_DIR (/usr/lib/petsc), PETSC_ARCH, MPIEXEC (else PETSc's petscvariables;
 # --allow-run-as-root and --oversubscribe are added for Open MPI), ELLR_MATRICES (../shared/matrices),
 # PYTHON (a python3 with numpy and scipy; /usr/bin/python3 is tried first), ELLR_TIMEOUT (seconds per
-# command, 300), ELLR_VALGRIND=0 skips the valgrind tests, ELLR_KEEP=1 keeps the scratch directory.
+# command, 300), ELLR_VALGRIND=0 leaves the valgrind tests out (the GPU round; a line says so), ELLR_KEEP=1 keeps
+# the scratch directory, ELLR_PETSC64 (the 64-bit-index PETSc; 0 = those tests left out), PYTHON4PETSC (the
+# python of the petsc4py tests, /usr/bin/python3).
+# A missing prerequisite (a Debian package, a build) never makes a test disappear: the tests that need it
+# FAIL with "not run: <what to install>"; tests are left out only on an explicit setting, with a "# ... not run" line.
 # GPU rounds (tests/gpu/round.sh) also set: ELLR_PETSC_OPTIONS (options every program gets), ELLR_BACKEND (the
 # backend -mat_view must report: cpu or cuda), ELLR_PETSC_TUTORIALS (PETSc's tutorials, already built),
 # ELLR_ITS_RTOL and ELLR_SOLVE_RTOL (tolerances on iteration counts and final residuals against MATAIJ).
@@ -172,6 +176,8 @@ t_grep() {
 }
 
 # t_fn NAME FUNCTION ARGS...  - a custom check: FUNCTION prints a reason and returns nonzero on failure.
+# (t_fn NAME say_fail "REASON": a test that cannot run, failed with REASON.)
+say_fail() { echo "$*"; return 1; }
 t_fn() {
   local name=$1; shift
   want "$name" || return 0
@@ -188,7 +194,7 @@ EX1=$BUILD/tutorials/ex1
 EX2=$BUILD/tutorials/ex2
 DIFF=$BUILD/tests/diff_aij
 KSPT=$BUILD/tests/ksp_iters
-for f in "$LIB" "$EX1" "$EX2" "$DIFF" "$KSPT"; do
+for f in "$LIB" "$EX1" "$EX2" "$DIFF" "$KSPT" "$BUILD/tests/engine/test_engine"; do
   if [ ! -e "$f" ]; then
     echo "FAIL build: $f is missing (run make all)"
     echo "0 passed, 1 failed"; exit 1
@@ -205,6 +211,11 @@ PETSC_IS_DEBIAN=0
 [ -z "$PETSC_ARCH" ] && [ "$(readlink -f "$PETSC_DIR")" = "$(readlink -f "$DEBIAN_PETSC")" ] && PETSC_IS_DEBIAN=1
 # wanted NAME...: is any of these tests selected?
 wanted() { local n; for n in "$@"; do Q=1 want "$n" && return 0; done; return 1; }
+# tools every section uses: a missing one is a failure of its own (the tests then fail with status 127)
+command -v "${MPIEXEC%% *}" >/dev/null 2>&1 ||
+  fail mpiexec "$MPIEXEC not found: install the Debian package openmpi-bin (or set MPIEXEC)"
+command -v python3 >/dev/null 2>&1 || [ -x /usr/bin/python3 ] ||
+  fail python3 "no python3 (tests/lib/numdiff.py compares outputs): install the Debian package python3"
 
 echo "# petsc-ellr tests: PETSC_DIR=$PETSC_DIR MPIEXEC='$MPIEXEC' matrices=$MATRICES${FILTER:+ filter=/$FILTER/}$([ "$QUICK" = 1 ] && echo ' (quick)')"
 
@@ -275,7 +286,7 @@ PTSRC=$PETSC_DIR/share/petsc/examples/src/ksp/ksp/tutorials
 build_petsc_tutorials() {
   mkdir -p "$PT" || return 1
   for e in ex2 ex23 ex50; do
-    [ -f "$PTSRC/$e.c" ] || { echo "$PTSRC/$e.c not found"; return 1; }
+    [ -f "$PTSRC/$e.c" ] || { echo "$PTSRC/$e.c not found: $PT_HINT"; return 1; }
     cmp -s "$PTSRC/$e.c" "$PT/$e.c" || cp "$PTSRC/$e.c" "$PT/$e.c"
   done
   printf 'include $(PETSC_DIR)/$(PETSC_ARCH)/lib/petsc/conf/variables\ninclude $(PETSC_DIR)/$(PETSC_ARCH)/lib/petsc/conf/rules\ninclude $(PETSC_DIR)/$(PETSC_ARCH)/lib/petsc/conf/test\n' |
@@ -288,11 +299,19 @@ build_petsc_tutorials() {
 }
 # built whenever the suite runs (a few seconds; make skips it when up to date), reported as a test;
 # ELLR_PETSC_TUTORIALS names a folder where they are already built (a PETSc installed without examples)
+# (Debian ships the sources in libpetsc<V>-dev-examples, a Recommends of petsc-dev). When they are not built,
+# every selected petsc_ex* test fails with the reason.
+if [ $PETSC_IS_DEBIAN = 1 ]; then PT_HINT="install the Debian package libpetsc$DEBIAN_PETSC_V-dev-examples (PETSc's example sources)"
+else PT_HINT="this PETSc has no example sources: set ELLR_PETSC_TUTORIALS to a folder where ex2, ex23, ex50 are built (Debian's PETSc: libpetsc$DEBIAN_PETSC_V-dev-examples)"; fi
 PTLOG=$SCRATCH/petsc-tutorials.why
+PT_OK=1
 if [ -n "${ELLR_PETSC_TUTORIALS:-}" ]; then PT=$ELLR_PETSC_TUTORIALS
+  { [ -x "$PT/ex2" ] && [ -x "$PT/ex23" ] && [ -x "$PT/ex50" ]; } || {
+    PT_OK=0; echo "ELLR_PETSC_TUTORIALS=$PT has no executable ex2, ex23 and ex50" >"$PTLOG"; Q=1 fail petsc_tutorials_build "$(cat "$PTLOG")"; }
 elif build_petsc_tutorials >"$PTLOG" 2>&1; then Q=1 want petsc_tutorials_build && pass petsc_tutorials_build
-else Q=1 fail petsc_tutorials_build "$(head -1 "$PTLOG")" "$PTLOG" 20; fi
-if [ -x "$PT/ex2" ] && [ -x "$PT/ex23" ] && [ -x "$PT/ex50" ]; then
+else PT_OK=0; tail -n +2 "$PTLOG" >"$PTLOG.rest"; Q=1 fail petsc_tutorials_build "$(head -1 "$PTLOG")" "$PTLOG.rest" 20; fi
+[ $PT_OK = 1 ] || MISSING="PETSc's tutorials ex2, ex23, ex50 are not built (petsc_tutorials_build: $(head -1 "$PTLOG"))"
+{
   DLL="-dll_append $LIB"
   for t in ellrt pellr; do
     q=0; [ $t = ellrt ] && q=1
@@ -318,13 +337,17 @@ if [ -x "$PT/ex2" ] && [ -x "$PT/ex23" ] && [ -x "$PT/ex50" ]; then
   # the library through PETSC_OPTIONS (what petsc4py users do)
   Q=1 t_same petsc_ex2_petsc_options filter_types 1e-6 "$PT/ex2 -mat_type aij -ksp_monitor_short" "PETSC_OPTIONS='$EXTRA_OPTS -dll_append $LIB' $PT/ex2 -mat_type ellrt -ksp_monitor_short"
   t_grep petsc_ex2_petsc_options_log "^ELLRMult +[1-9][0-9]* " -- env PETSC_OPTIONS="$EXTRA_OPTS -dll_append $LIB -mat_type pellr -log_view" "$PT/ex2"
-fi
+}
+MISSING=
 
 # ================================================================== 5. real matrices (../shared/matrices)
 PY=${PYTHON:-}
-if [ -z "$PY" ]; then
+if [ -n "$PY" ]; then
+  "$PY" -c "import scipy.io, numpy" >/dev/null 2>&1 || PY=
+else
   for p in /usr/bin/python3 python3; do "$p" -c "import scipy.io, numpy" >/dev/null 2>&1 && PY=$p && break; done
 fi
+PY_MISSING="no python3 with numpy and scipy${PYTHON:+ (PYTHON=$PYTHON cannot import scipy.io and numpy)}: install the Debian packages python3-numpy python3-scipy"
 MM=$SCRATCH/matrices
 # mtx NAME [dd]: the PETSc binary of a matrix (converted once); prints its path
 mtx() {
@@ -336,17 +359,20 @@ mtx() {
   echo "$f"
 }
 MTXS="memplus add32 bcsstk13 bcsstk14 bcsstk27 nos3 mcfe fidapm05 EPA"
-if [ -z "$PY" ]; then
-  Q=1 t_fn matrices_python false "no python3 with numpy and scipy (set PYTHON): the real-matrix tests cannot convert ../shared/matrices"
-elif [ ! -d "$MATRICES" ]; then
-  Q=1 t_fn matrices_present false "$MATRICES does not exist (set ELLR_MATRICES)"
-else
+# without python3-scipy or the matrices, every selected matrix_* and solve_* test fails with the reason
+MAT_MISSING=
+[ -n "$PY" ] || MAT_MISSING="$PY_MISSING"
+[ -n "$MAT_MISSING" ] || [ -d "$MATRICES" ] || MAT_MISSING="$MATRICES does not exist (set ELLR_MATRICES)"
+MISSING=$MAT_MISSING
+{
   for m in $MTXS; do
     for t in ellrt pellr; do
       # convert only when one of this matrix's tests is selected
       Q=1 want "matrix_${m}_${t}_refused" || Q=1 want "matrix_${m}_${t}_max_fill" || Q=1 want "matrix_${m}_${t}_max_fill_np2" ||
         Q=1 want "matrix_${m}_$t" || Q=1 want "matrix_${m}_${t}_np2" || continue
-      f=$(mtx $m) || { Q=1 t_fn "matrix_${m}_$t" false "conversion of $m failed"; continue; }
+      # a failed conversion fails each of this matrix's selected tests
+      f=; MISSING=$MAT_MISSING
+      [ -n "$MISSING" ] || f=$(mtx $m) || MISSING="conversion of $MATRICES/$m.mtx.gz failed (tutorials/mtx2petsc.py)"
       if [ $t = ellrt ] && { [ $m = memplus ] || [ $m = EPA ]; }; then
         # full-width ELLPACK-R of these is refused by the default max fill, with a hint at pellr
         Q=1 t_err "matrix_${m}_ellrt_refused" "max fill 8.*-mat_type pellr" -- "$EX2" -f "$f" -mat_type ellrt -compare_aij -solve false
@@ -358,12 +384,14 @@ else
       fi
     done
   done
+  MISSING=$MAT_MISSING
   # solves with MATAIJ's iteration counts (SPD ones with CG, the others made diagonally dominant)
   solve_same() { # NAME NP MATRIX [dd] -- KSP options
     local name=$1 np=$2 m=$3 dd=$4; shift 5
     for t in ellrt pellr; do
       want "${name}_$t" || continue
-      local f; f=$(mtx $m $dd) || { t_fn "${name}_$t" false "conversion of $m failed"; continue; }
+      local f= MISSING=$MAT_MISSING
+      [ -n "$MISSING" ] || f=$(mtx $m $dd) || MISSING="conversion of $MATRICES/$m.mtx.gz failed (tutorials/mtx2petsc.py)"
       local extra=; [ $t = ellrt ] && { [ $m = memplus ] || [ $m = EPA ]; } && extra="-mat_ellr_max_fill 100"
       # same iteration counts; the final residual and error only to a few digits (the products sum in another order)
       t_same "${name}_$t" filter_types $SOLVE_RTOL "$MPIEXEC -n $np $EX2 -f $f -mat_type aij $*" "$MPIEXEC -n $np $EX2 -f $f -mat_type $t $extra $*"
@@ -377,7 +405,8 @@ else
   solve_same solve_mcfe_gmres_ilu 1 mcfe dd -- -ksp_type gmres -pc_type ilu -ksp_rtol 1e-8
   solve_same solve_EPA_gmres_jacobi 1 EPA dd -- -ksp_type gmres -pc_type jacobi -ksp_rtol 1e-8
   solve_same solve_fidapm05_bicg 1 fidapm05 dd -- -ksp_type bicg -pc_type jacobi -ksp_rtol 1e-8
-fi
+}
+MISSING=
 
 # ================================================================== 6. bad input: clean PETSc errors
 BAD="-n 6 -ksp_type cg -pc_type jacobi"
@@ -392,10 +421,14 @@ Q=1 t_err bad_backend_foo "Unknown option \"?foo\"? for -mat_ellr_backend" -- "$
 # no GPU here: a clear error, whether the library has the CUDA backend compiled in or not
 [ "$BACKEND" = cpu ] && Q=1 t_err bad_backend_cuda "-mat_ellr_backend cuda: (this libpetscellr was built without CUDA|no CUDA device is visible)" -- "$EX1" $BAD -mat_type ellrt -mat_ellr_backend cuda
 [ "$BACKEND" = cpu ] && t_err bad_backend_cuda_np2 "-mat_ellr_backend cuda: (this libpetscellr was built without CUDA|no CUDA device is visible)" -- $MPIEXEC -n 2 "$EX1" $BAD -mat_type pellr -mat_ellr_backend cuda
+[ "$BACKEND" = cpu ] || ! wanted bad_backend_cuda bad_backend_cuda_np2 || echo "# bad_backend_cuda, bad_backend_cuda_np2 not run: ELLR_BACKEND=$BACKEND (they need a machine without a GPU)"
 # (storage under 1 MB is never refused: the case needs a matrix of some size)
 t_err bad_max_fill_exceeded "max fill 2.*-mat_type pellr" -- "$EX1" -n 30 -mat_type ellrt -mat_ellr_threads_per_row 32 -mat_ellr_max_fill 2
-want bad_threads_per_row_convert && [ -n "$PY" ] &&
-  t_err bad_threads_per_row_convert "-mat_ellr_threads_per_row 3 is invalid" -- "$EX2" -f "$(mtx nos3)" -mat_type ellrt -load_as_aij -mat_ellr_threads_per_row 3
+if want bad_threads_per_row_convert; then
+  if [ -n "$MAT_MISSING" ]; then t_fn bad_threads_per_row_convert say_fail "not run: $MAT_MISSING"
+  elif ! f=$(mtx nos3); then t_fn bad_threads_per_row_convert say_fail "conversion of nos3 failed"
+  else t_err bad_threads_per_row_convert "-mat_ellr_threads_per_row 3 is invalid" -- "$EX2" -f "$f" -mat_type ellrt -load_as_aij -mat_ellr_threads_per_row 3; fi
+fi
 
 # ================================================================== 7. memory: -malloc_debug -malloc_dump and valgrind
 # -malloc_dump prints every block still allocated at PetscFinalize: none may be left.
@@ -417,11 +450,17 @@ valgrind_clean() { # CMD...: no valgrind error, no definite leak
     run "$out" valgrind -q --error-exitcode=1 --leak-check=full --errors-for-leak-kinds=definite --show-leak-kinds=definite \
     $VG_SUPP "$@" || { echo "valgrind reports errors or exit status $? ($*)"; grep -E "==[0-9]+==|ERROR" "$out" | head -30; return 1; }
 }
-if [ "${ELLR_VALGRIND:-1}" != 0 ] && command -v valgrind >/dev/null 2>&1; then
+# ELLR_VALGRIND=0 (the GPU round: valgrind does not know CUDA) leaves them out, with a line that says so;
+# without valgrind they fail, naming the package.
+if [ "${ELLR_VALGRIND:-1}" = 0 ]; then
+  wanted valgrind_engine_cpu valgrind_ex1_ellrt valgrind_ex1_pellr valgrind_diff_aij && echo "# valgrind tests not run: ELLR_VALGRIND=0"
+else
+  command -v valgrind >/dev/null 2>&1 || MISSING="valgrind not found: install the Debian package valgrind"
   Q=1 t_fn valgrind_engine_cpu valgrind_clean "$ENG"
   Q=1 t_fn valgrind_ex1_ellrt valgrind_clean "$EX1" -n 6 -mat_type ellrt -ksp_type cg -pc_type jacobi -mat_view ::ascii_info
   t_fn valgrind_ex1_pellr valgrind_clean "$EX1" -n 6 -mat_type pellr -ksp_type gmres -pc_type ilu
   t_fn valgrind_diff_aij valgrind_clean "$DIFF" -fail_exit 0 -cases band,empty_rows,rect_wide,dense_row,zero -optsets 0,2,5,8
+  MISSING=
 fi
 
 # ================================================================== 8. make install and pkg-config
