@@ -467,10 +467,13 @@ fi
 # make install into a scratch prefix, then build tests/pkgconfig/prog.c with nothing but what petscellr.pc
 # says (the compiler from its ccompiler variable, PKG_CONFIG_PATH pointed at the installation), and run it.
 # PETSC_PC=auto: petscellr.pc "Requires: PETSc" where pkg-config finds this very PETSc; none: PETSc's flags written in.
-install_pkgconfig() { # PETSC_PC
-  local pc=$1 inst=$SCRATCH/install-$1 log=$SCRATCH/install-$1.log prog=$SCRATCH/install-$1/prog cc
+install_pkgconfig() { # PETSC_PC [PETSC_DIR BUILD INDEX_BYTES]
+  local pc=$1 pdir=${2:-$PETSC_DIR} build=${3:-$BUILD} ib=${4:-}
+  local inst=$SCRATCH/install-$1${4:+-$4} log=$SCRATCH/install-$1${4:+-$4}.log cc
+  local prog=$inst/prog
   command -v pkg-config >/dev/null 2>&1 || { echo "pkg-config not found: install the Debian package pkg-config (apt-get install pkg-config)"; return 1; }
-  make -s --no-print-directory -C "$ROOT" BUILD="$BUILD" PETSC_DIR="$PETSC_DIR" PETSC_ARCH="$PETSC_ARCH" PETSC_PC="$pc" PREFIX="$inst" install >"$log" 2>&1 ||
+  local arch=$PETSC_ARCH; [ "$pdir" = "$PETSC_DIR" ] || arch=
+  make -s --no-print-directory -C "$ROOT" BUILD="$build" PETSC_DIR="$pdir" PETSC_ARCH="$arch" PETSC_PC="$pc" PREFIX="$inst" install >"$log" 2>&1 ||
     { echo "make install PREFIX=$inst failed"; tail -20 "$log"; return 1; }
   for f in lib/libpetscellr.so include/petscellr.h lib/pkgconfig/petscellr.pc; do
     [ -f "$inst/$f" ] || { echo "make install did not install $f"; return 1; }
@@ -483,7 +486,7 @@ install_pkgconfig() { # PETSC_PC
     { echo "cannot build a program from pkg-config --cflags --libs petscellr: $cc ... $($PKGC --cflags --libs petscellr)"; tail -20 "$log"; return 1; }
   ldd "$prog" 2>&1 | grep -q "libpetscellr.so => $inst/lib/libpetscellr.so" ||
     { echo "the program does not load the installed libpetscellr.so"; ldd "$prog"; return 1; }
-  local exp="pkgconfig prog: type seqaijellrt, n 10, sum\(A\*x\) = 11\.?, ELLR products 1,"
+  local exp="pkgconfig prog: type seqaijellrt, n 10, sum\(A\*x\) = 11\.?, ELLR products 1, index size ${ib:-[48]} bytes"
   run "$log" "$prog" && grep -qE "$exp" "$log" || { echo "the program failed or printed something else (expected /$exp/)"; cat "$log"; return 1; }
   exp="pkgconfig prog: type mpiaijellrt, n 11, sum\(A\*x\) = 12\.?, ELLR products [1-9]"
   run "$log" $MPIEXEC -n 2 "$prog" -n 11 && grep -qE "$exp" "$log" || { echo "the program on 2 ranks failed or printed something else (expected /$exp/)"; cat "$log"; return 1; }
@@ -500,6 +503,7 @@ P64=${ELLR_PETSC64:-}
 [ -z "$P64" ] && [ $PETSC_IS_DEBIAN = 1 ] && P64=/usr/lib/petsc64
 DIFF64=$BUILD/64/tests/diff_aij
 T64=(diff_aij64_build)
+T64+=(install_pkgconfig64)
 for c in band rect_tall power_law zero_rows_rank zero stale; do T64+=("diff_aij64_${c}_np1" "diff_aij64_${c}_np2"); done
 build64() {
   local log=$SCRATCH/build64.log pkg="libpetsc64-real$DEBIAN_PETSC_V-dev"
@@ -523,6 +527,8 @@ elif wanted "${T64[@]}"; then
     fail diff_aij64_build "$(head -1 "$SCRATCH/build64.why")" "$SCRATCH/build64.rest" 20
     MISSING="$(head -1 "$SCRATCH/build64.why")"
   fi
+  # make install from build/64 and a program built from its petscellr.pc (which requires PETSc64 on Debian)
+  t_fn install_pkgconfig64 install_pkgconfig auto "$P64" "$BUILD/64" 8
   for c in band rect_tall power_law zero_rows_rank zero; do
     for n in 1 2; do
       q=0; [ $n = 1 ] && [ $c = band ] && q=1
