@@ -4,6 +4,8 @@
 #   make check    set up and run the test suite; last line "N passed, N failed"
 #   make          build build/lib/libpetscellr.so, the tutorials and the tests against PETSC_DIR
 #   make spmv     the stand-alone GPU benchmark (needs nvcc and cuSPARSE; runs only where a GPU is)
+#   make install PREFIX=/dir   lib/libpetscellr.so, include/petscellr.h, lib/pkgconfig/petscellr.pc (DESTDIR too)
+#   make all64    the library and tests/diff_aij against the 64-bit-index PETSc (PETSC64_DIR) into BUILD/64
 #
 # PETSC_DIR (and PETSC_ARCH for in-tree builds) select the PETSc; the default is Debian's.
 # nvcc is used when found (CUDA backend compiled in); WITH_CUDA=0 leaves it out.
@@ -44,7 +46,7 @@ CUDA_LIBS := $(if $(ENGINE_CU),-L$(CUDA_DIR)/lib64 $(if $(filter 0,$(PETSC_HAS_C
 NVCCFLAGS ?= -O3 -std=c++17 -gencode=arch=compute_$(CUDA_ARCH),code=sm_$(CUDA_ARCH) -gencode=arch=compute_$(CUDA_ARCH),code=compute_$(CUDA_ARCH) -Xcompiler -fPIC -lineinfo
 RPATH := -Wl,-rpath,$(abspath $(BUILD)/lib)
 
-.PHONY: all lib tutorials tests run check check-run run-main spmv clean info setup
+.PHONY: all lib tutorials tests run check check-run run-main spmv clean info setup install all64
 all: lib tutorials tests
 
 setup:
@@ -91,6 +93,27 @@ $(BUILD)/tutorials/%: tutorials/%.c $(LIB)
 $(BUILD)/tests/%: tests/%.c $(LIB)
 	@mkdir -p $(dir $@)
 	$(PCC) $(PCC_FLAGS) $(CCPPFLAGS) -Iinclude $< -o $@ -L$(BUILD)/lib -lpetscellr $(RPATH) $(PETSC_LIB)
+
+# ---- make install PREFIX=/dir: the library, the header and a pkg-config file
+#   cc $(pkg-config --cflags petscellr) prog.c $(pkg-config --libs petscellr)   (with PKG_CONFIG_PATH=/dir/lib/pkgconfig)
+# PETSC_PC: how petscellr.pc names PETSc; auto = "Requires: PETSc" (or the name under which pkg-config finds
+# this very PETSc), else PETSc's include and library flags written in; none = always the flags; or a name.
+PREFIX      ?= /usr/local
+DESTDIR     ?=
+VERSION     := 0.1.0
+PETSC_PC    ?= auto
+install: lib
+	install -d $(DESTDIR)$(abspath $(PREFIX))/lib/pkgconfig $(DESTDIR)$(abspath $(PREFIX))/include
+	install -m 755 $(LIB) $(DESTDIR)$(abspath $(PREFIX))/lib/libpetscellr.so
+	install -m 644 include/petscellr.h $(DESTDIR)$(abspath $(PREFIX))/include/petscellr.h
+	config/petscellr-pc.sh "$(abspath $(PREFIX))" "$(VERSION)" "$(PCC)" "$(PETSC_PC)" "$(PETSC_CC_INCLUDES)" "$(PETSC_LIB)" >$(DESTDIR)$(abspath $(PREFIX))/lib/pkgconfig/petscellr.pc
+
+# ---- 64-bit indices: the library and diff_aij against PETSC64_DIR (Debian: libpetsc64-real<V>-dev) in BUILD/64;
+# tests/run.sh builds and runs them (tests diff_aij64_*).
+PETSC64_DIR ?= /usr/lib/petsc64
+all64:
+	@test -f $(PETSC64_DIR)/lib/petsc/conf/variables || { echo "no PETSc at PETSC64_DIR=$(PETSC64_DIR) (Debian: apt-get install libpetsc64-real3.18-dev)"; exit 1; }
+	$(MAKE) --no-print-directory PETSC_DIR=$(PETSC64_DIR) PETSC_ARCH= BUILD=$(BUILD)/64 lib $(BUILD)/64/tests/diff_aij
 
 # PETSc-free engine tests: engine sources only, no PETSc, no MPI.
 ENGINE_TEST_SRC := $(wildcard tests/engine/common/*.c)

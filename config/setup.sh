@@ -4,6 +4,8 @@
 # On Debian/Ubuntu as root it installs every missing package that a README command or a test uses;
 # otherwise it prints the exact command to run.  What each package is for:
 #   make gcc pkg-config            building the library, and the test that builds a program from petscellr.pc
+#   g++                            nvcc's host compiler and libstdc++ (-lstdc++): when nvcc is found, the CUDA
+#                                  backend is compiled in (only a Recommends of python3-scipy: not brought here)
 #   petsc-dev                      PETSc (real double, 32-bit indices): the default PETSC_DIR, /usr/lib/petsc
 #   libpetsc<V>-dev-examples       PETSc's own KSP tutorials ex2/ex23/ex50 that make check runs with the types
 #                                  (a Recommends of petsc-dev: --no-install-recommends never brings it)
@@ -12,6 +14,9 @@
 #   python3-numpy python3-scipy    tutorials/mtx2petsc.py (the real-matrix tests)
 #   python3-petsc4py               tutorials/ex3.py (the petsc4py example make check runs)
 #   valgrind zlib1g-dev            the valgrind tests; the spmv benchmark reads gzipped matrices
+# Also used, and always there: python3 (tests/lib/numdiff.py; a Depends of petsc-dev and python3-numpy),
+# coreutils (timeout, mktemp), diffutils (cmp), libc-bin (ldd), mawk.  Not installed here: what the GPU
+# set-up needs (config/build-petsc-cuda.sh checks for python3-pip and libopenblas-dev and says so).
 # <V> is the version of the petsc-dev found (3.18 on Debian 12).
 # PETSC_DIR (and PETSC_ARCH) pick another PETSc, e.g. a CUDA-enabled one (config/build-petsc-cuda.sh);
 # then only the tools are installed.
@@ -19,7 +24,7 @@ set -euo pipefail
 
 PETSC_DIR=${PETSC_DIR:-/usr/lib/petsc}
 PETSC_ARCH=${PETSC_ARCH:-}
-tools=(make gcc pkg-config libopenmpi-dev openmpi-bin python3-numpy python3-scipy valgrind zlib1g-dev)
+tools=(make gcc g++ pkg-config libopenmpi-dev openmpi-bin python3-numpy python3-scipy valgrind zlib1g-dev)
 if [ "$PETSC_DIR" = /usr/lib/petsc ]; then
   # the version-named packages: from the installed PETSc, else from the archive's candidate
   v=$(dpkg-query -W -f='${Version}' petsc-dev 2>/dev/null || true)

@@ -8,7 +8,11 @@
 # Environment: BUILD (build), PETSC_DIR (/usr/lib/petsc), PETSC_ARCH, MPIEXEC (else PETSc's petscvariables;
 # --allow-run-as-root and --oversubscribe are added for Open MPI), ELLR_MATRICES (../shared/matrices),
 # PYTHON (a python3 with numpy and scipy; /usr/bin/python3 is tried first), ELLR_TIMEOUT (seconds per
-# command, 300), ELLR_VALGRIND=0 skips the valgrind tests, ELLR_KEEP=1 keeps the scratch directory.
+# command, 300), ELLR_VALGRIND=0 leaves the valgrind tests out (the GPU round; a line says so), ELLR_KEEP=1 keeps
+# the scratch directory, ELLR_PETSC64 (the 64-bit-index PETSc; 0 = those tests left out), PYTHON4PETSC (the
+# python of the petsc4py tests, /usr/bin/python3).
+# A missing prerequisite (a Debian package, a build) never makes a test disappear: the tests that need it
+# FAIL with "not run: <what to install>"; tests are left out only on an explicit setting, with a "# ... not run" line.
 # GPU rounds (tests/gpu/round.sh) also set: ELLR_PETSC_OPTIONS (options every program gets), ELLR_BACKEND (the
 # backend -mat_view must report: cpu or cuda), ELLR_PETSC_TUTORIALS (PETSc's tutorials, already built),
 # ELLR_ITS_RTOL and ELLR_SOLVE_RTOL (tolerances on iteration counts and final residuals against MATAIJ).
@@ -77,6 +81,10 @@ want() {
   return 0
 }
 pass() { NPASS=$((NPASS + 1)); echo "ok $1"; }
+# MISSING: while set, every selected test fails with "not run: $MISSING" instead of running, so that a missing
+# prerequisite (a package, a build) never makes tests disappear.  missing NAME: reports it; true when set.
+MISSING=
+missing() { [ -n "$MISSING" ] || return 1; fail "$1" "not run: $MISSING"; }
 fail() {
   NFAIL=$((NFAIL + 1)); FAILED+=("$1")
   echo "FAIL $1: $2"
@@ -116,6 +124,7 @@ crashed() { grep -qE "Caught signal|Segmentation|SEGV|double free|Aborted \(core
 t_out() {
   local name=$1 exp=$2 filt=$3 rtol=$4; shift 5
   want "$name" || return 0
+  missing "$name" && return 0
   local out=$SCRATCH/$name.out rc
   run "$out" "$@"; rc=$?
   "$filt" "$out" >"$out.f"
@@ -136,6 +145,7 @@ t_out() {
 t_same() {
   local name=$1 filt=$2 rtol=$3 ref=$4 cmd=$5
   want "$name" || return 0
+  missing "$name" && return 0
   local o1=$SCRATCH/$name.ref o2=$SCRATCH/$name.out rc1 rc2
   run "$o1" bash -c "$ref"; rc1=$?
   run "$o2" bash -c "$cmd"; rc2=$?
@@ -150,6 +160,7 @@ t_same() {
 t_err() {
   local name=$1 ere=$2; shift 3
   want "$name" || return 0
+  missing "$name" && return 0
   local out=$SCRATCH/$name.out rc
   run "$out" "$@"; rc=$?
   if [ $rc = 0 ]; then fail "$name" "succeeded, expected an error matching /$ere/ ($*)" "$out"
@@ -163,6 +174,7 @@ t_err() {
 t_grep() {
   local name=$1 eres=$2; shift 3
   want "$name" || return 0
+  missing "$name" && return 0
   local out=$SCRATCH/$name.out rc ere
   run "$out" "$@"; rc=$?
   if [ $rc != 0 ]; then fail "$name" "exit status $rc ($*)" "$out" 25; return 0; fi
@@ -175,9 +187,12 @@ t_grep() {
 }
 
 # t_fn NAME FUNCTION ARGS...  - a custom check: FUNCTION prints a reason and returns nonzero on failure.
+# (t_fn NAME say_fail "REASON": a test that cannot run, failed with REASON.)
+say_fail() { echo "$*"; return 1; }
 t_fn() {
   local name=$1; shift
   want "$name" || return 0
+  missing "$name" && return 0
   local why=$SCRATCH/$name.why
   if "$@" >"$why" 2>&1; then pass "$name"; else
     tail -n +2 "$why" >"$why.rest"
@@ -190,12 +205,29 @@ EX1=$BUILD/tutorials/ex1
 EX2=$BUILD/tutorials/ex2
 DIFF=$BUILD/tests/diff_aij
 KSPT=$BUILD/tests/ksp_iters
-for f in "$LIB" "$EX1" "$EX2" "$DIFF" "$KSPT"; do
+for f in "$LIB" "$EX1" "$EX2" "$DIFF" "$KSPT" "$BUILD/tests/engine/test_engine"; do
   if [ ! -e "$f" ]; then
     echo "FAIL build: $f is missing (run make all)"
     echo "0 passed, 1 failed"; exit 1
   fi
 done
+# Debian package names carry PETSc's major.minor (libpetsc3.18-dev-examples, libpetsc64-real3.18-dev): that of
+# Debian's PETSc (/usr/lib/petsc) when there is one, else of petsc-dev's candidate (as config/setup.sh does).
+DEBIAN_PETSC=/usr/lib/petsc
+DEBIAN_PETSC_V=$(awk '/define PETSC_VERSION_(MAJOR|MINOR) /{v[$2]=$3} END{if (v["PETSC_VERSION_MAJOR"] != "") print v["PETSC_VERSION_MAJOR"]"."v["PETSC_VERSION_MINOR"]}' "$DEBIAN_PETSC/include/petscversion.h" 2>/dev/null)
+[ -n "$DEBIAN_PETSC_V" ] || DEBIAN_PETSC_V=$(apt-cache policy petsc-dev 2>/dev/null | sed -n 's/^ *Candidate: *\([0-9]*\.[0-9]*\).*/\1/p' | head -1)
+DEBIAN_PETSC_V=${DEBIAN_PETSC_V:-3.18}
+# is PETSC_DIR Debian's PETSc? (the packages below are built against it: the 64-bit build and python3-petsc4py)
+PETSC_IS_DEBIAN=0
+[ -z "$PETSC_ARCH" ] && [ "$(readlink -f "$PETSC_DIR")" = "$(readlink -f "$DEBIAN_PETSC")" ] && PETSC_IS_DEBIAN=1
+# wanted NAME...: is any of these tests selected?
+wanted() { local n; for n in "$@"; do Q=1 want "$n" && return 0; done; return 1; }
+# tools every section uses: a missing one is a failure of its own (the tests then fail with status 127)
+command -v "${MPIEXEC%% *}" >/dev/null 2>&1 ||
+  fail mpiexec "$MPIEXEC not found: install the Debian package openmpi-bin (or set MPIEXEC)"
+command -v python3 >/dev/null 2>&1 || [ -x /usr/bin/python3 ] ||
+  fail python3 "no python3 (tests/lib/numdiff.py compares outputs): install the Debian package python3"
+
 echo "# petsc-ellr tests: PETSC_DIR=$PETSC_DIR MPIEXEC='$MPIEXEC' matrices=$MATRICES${FILTER:+ filter=/$FILTER/}$([ "$QUICK" = 1 ] && echo ' (quick)')"
 
 # ================================================================== 0. the PETSc-free engine (plan, fill, CPU products)
@@ -281,7 +313,7 @@ PTSRC=$PETSC_DIR/share/petsc/examples/src/ksp/ksp/tutorials
 build_petsc_tutorials() {
   mkdir -p "$PT" || return 1
   for e in ex2 ex23 ex50; do
-    [ -f "$PTSRC/$e.c" ] || { echo "$PTSRC/$e.c not found"; return 1; }
+    [ -f "$PTSRC/$e.c" ] || { echo "$PTSRC/$e.c not found: $PT_HINT"; return 1; }
     cmp -s "$PTSRC/$e.c" "$PT/$e.c" || cp "$PTSRC/$e.c" "$PT/$e.c"
   done
   printf 'include $(PETSC_DIR)/$(PETSC_ARCH)/lib/petsc/conf/variables\ninclude $(PETSC_DIR)/$(PETSC_ARCH)/lib/petsc/conf/rules\ninclude $(PETSC_DIR)/$(PETSC_ARCH)/lib/petsc/conf/test\n' |
@@ -294,11 +326,19 @@ build_petsc_tutorials() {
 }
 # built whenever the suite runs (a few seconds; make skips it when up to date), reported as a test;
 # ELLR_PETSC_TUTORIALS names a folder where they are already built (a PETSc installed without examples)
+# (Debian ships the sources in libpetsc<V>-dev-examples, a Recommends of petsc-dev). When they are not built,
+# every selected petsc_ex* test fails with the reason.
+if [ $PETSC_IS_DEBIAN = 1 ]; then PT_HINT="install the Debian package libpetsc$DEBIAN_PETSC_V-dev-examples (PETSc's example sources)"
+else PT_HINT="this PETSc has no example sources: set ELLR_PETSC_TUTORIALS to a folder where ex2, ex23, ex50 are built (Debian's PETSc: libpetsc$DEBIAN_PETSC_V-dev-examples)"; fi
 PTLOG=$SCRATCH/petsc-tutorials.why
+PT_OK=1
 if [ -n "${ELLR_PETSC_TUTORIALS:-}" ]; then PT=$ELLR_PETSC_TUTORIALS
+  { [ -x "$PT/ex2" ] && [ -x "$PT/ex23" ] && [ -x "$PT/ex50" ]; } || {
+    PT_OK=0; echo "ELLR_PETSC_TUTORIALS=$PT has no executable ex2, ex23 and ex50" >"$PTLOG"; Q=1 fail petsc_tutorials_build "$(cat "$PTLOG")"; }
 elif build_petsc_tutorials >"$PTLOG" 2>&1; then Q=1 want petsc_tutorials_build && pass petsc_tutorials_build
-else Q=1 fail petsc_tutorials_build "$(head -1 "$PTLOG")" "$PTLOG" 20; fi
-if [ -x "$PT/ex2" ] && [ -x "$PT/ex23" ] && [ -x "$PT/ex50" ]; then
+else PT_OK=0; tail -n +2 "$PTLOG" >"$PTLOG.rest"; Q=1 fail petsc_tutorials_build "$(head -1 "$PTLOG")" "$PTLOG.rest" 20; fi
+[ $PT_OK = 1 ] || MISSING="PETSc's tutorials ex2, ex23, ex50 are not built (petsc_tutorials_build: $(head -1 "$PTLOG"))"
+{
   DLL="-dll_append $LIB"
   for t in ellrt pellr; do
     q=0; [ $t = ellrt ] && q=1
@@ -324,13 +364,17 @@ if [ -x "$PT/ex2" ] && [ -x "$PT/ex23" ] && [ -x "$PT/ex50" ]; then
   # the library through PETSC_OPTIONS (what petsc4py users do)
   Q=1 t_same petsc_ex2_petsc_options filter_types 1e-6 "$PT/ex2 -mat_type aij -ksp_monitor_short" "PETSC_OPTIONS='$EXTRA_OPTS -dll_append $LIB' $PT/ex2 -mat_type ellrt -ksp_monitor_short"
   t_grep petsc_ex2_petsc_options_log "^ELLRMult +[1-9][0-9]* " -- env PETSC_OPTIONS="$EXTRA_OPTS -dll_append $LIB -mat_type pellr -log_view $ENGINE" "$PT/ex2"
-fi
+}
+MISSING=
 
 # ================================================================== 5. real matrices (../shared/matrices)
 PY=${PYTHON:-}
-if [ -z "$PY" ]; then
+if [ -n "$PY" ]; then
+  "$PY" -c "import scipy.io, numpy" >/dev/null 2>&1 || PY=
+else
   for p in /usr/bin/python3 python3; do "$p" -c "import scipy.io, numpy" >/dev/null 2>&1 && PY=$p && break; done
 fi
+PY_MISSING="no python3 with numpy and scipy${PYTHON:+ (PYTHON=$PYTHON cannot import scipy.io and numpy)}: install the Debian packages python3-numpy python3-scipy"
 MM=$SCRATCH/matrices
 # mtx NAME [dd]: the PETSc binary of a matrix (converted once); prints its path
 mtx() {
@@ -342,17 +386,20 @@ mtx() {
   echo "$f"
 }
 MTXS="memplus add32 bcsstk13 bcsstk14 bcsstk27 nos3 mcfe fidapm05 EPA"
-if [ -z "$PY" ]; then
-  Q=1 t_fn matrices_python false "no python3 with numpy and scipy (set PYTHON): the real-matrix tests cannot convert ../shared/matrices"
-elif [ ! -d "$MATRICES" ]; then
-  Q=1 t_fn matrices_present false "$MATRICES does not exist (set ELLR_MATRICES)"
-else
+# without python3-scipy or the matrices, every selected matrix_* and solve_* test fails with the reason
+MAT_MISSING=
+[ -n "$PY" ] || MAT_MISSING="$PY_MISSING"
+[ -n "$MAT_MISSING" ] || [ -d "$MATRICES" ] || MAT_MISSING="$MATRICES does not exist (set ELLR_MATRICES)"
+MISSING=$MAT_MISSING
+{
   for m in $MTXS; do
     for t in ellrt pellr; do
       # convert only when one of this matrix's tests is selected
       Q=1 want "matrix_${m}_${t}_refused" || Q=1 want "matrix_${m}_${t}_max_fill" || Q=1 want "matrix_${m}_${t}_max_fill_np2" ||
         Q=1 want "matrix_${m}_$t" || Q=1 want "matrix_${m}_${t}_np2" || continue
-      f=$(mtx $m) || { Q=1 t_fn "matrix_${m}_$t" false "conversion of $m failed"; continue; }
+      # a failed conversion fails each of this matrix's selected tests
+      f=; MISSING=$MAT_MISSING
+      [ -n "$MISSING" ] || f=$(mtx $m) || MISSING="conversion of $MATRICES/$m.mtx.gz failed (tutorials/mtx2petsc.py)"
       if [ $t = ellrt ] && { [ $m = memplus ] || [ $m = EPA ]; }; then
         # full-width ELLPACK-R of these is refused by the default max fill, with a hint at pellr
         Q=1 t_err "matrix_${m}_ellrt_refused" "max fill 8.*-mat_type pellr" -- "$EX2" -f "$f" -mat_type ellrt -compare_aij -solve false $ENGINE
@@ -364,12 +411,14 @@ else
       fi
     done
   done
+  MISSING=$MAT_MISSING
   # solves with MATAIJ's iteration counts (SPD ones with CG, the others made diagonally dominant)
   solve_same() { # NAME NP MATRIX [dd] -- KSP options
     local name=$1 np=$2 m=$3 dd=$4; shift 5
     for t in ellrt pellr; do
       want "${name}_$t" || continue
-      local f; f=$(mtx $m $dd) || { t_fn "${name}_$t" false "conversion of $m failed"; continue; }
+      local f= MISSING=$MAT_MISSING
+      [ -n "$MISSING" ] || f=$(mtx $m $dd) || MISSING="conversion of $MATRICES/$m.mtx.gz failed (tutorials/mtx2petsc.py)"
       local extra=; [ $t = ellrt ] && { [ $m = memplus ] || [ $m = EPA ]; } && extra="-mat_ellr_max_fill 100"
       # same iteration counts; the final residual and error only to a few digits (the products sum in another order)
       t_same "${name}_$t" filter_types $SOLVE_RTOL "$MPIEXEC -n $np $EX2 -f $f -mat_type aij $*" "$MPIEXEC -n $np $EX2 -f $f -mat_type $t $extra $ENGINE $*"
@@ -383,7 +432,8 @@ else
   solve_same solve_mcfe_gmres_ilu 1 mcfe dd -- -ksp_type gmres -pc_type ilu -ksp_rtol 1e-8
   solve_same solve_EPA_gmres_jacobi 1 EPA dd -- -ksp_type gmres -pc_type jacobi -ksp_rtol 1e-8
   solve_same solve_fidapm05_bicg 1 fidapm05 dd -- -ksp_type bicg -pc_type jacobi -ksp_rtol 1e-8
-fi
+}
+MISSING=
 
 # ================================================================== 6. bad input: clean PETSc errors
 BAD="-n 6 -ksp_type cg -pc_type jacobi"
@@ -398,10 +448,14 @@ Q=1 t_err bad_backend_foo "Unknown option \"?foo\"? for -mat_ellr_backend" -- "$
 # no GPU here: a clear error, whether the library has the CUDA backend compiled in or not
 [ "$BACKEND" = cpu ] && Q=1 t_err bad_backend_cuda "-mat_ellr_backend cuda: (this libpetscellr was built without CUDA|no CUDA device is visible)" -- "$EX1" $BAD -mat_type ellrt -mat_ellr_backend cuda
 [ "$BACKEND" = cpu ] && t_err bad_backend_cuda_np2 "-mat_ellr_backend cuda: (this libpetscellr was built without CUDA|no CUDA device is visible)" -- $MPIEXEC -n 2 "$EX1" $BAD -mat_type pellr -mat_ellr_backend cuda
+[ "$BACKEND" = cpu ] || ! wanted bad_backend_cuda bad_backend_cuda_np2 || echo "# bad_backend_cuda, bad_backend_cuda_np2 not run: ELLR_BACKEND=$BACKEND (they need a machine without a GPU)"
 # (storage under 1 MB is never refused: the case needs a matrix of some size)
 t_err bad_max_fill_exceeded "max fill 2.*-mat_type pellr" -- "$EX1" -n 30 -mat_type ellrt -mat_ellr_threads_per_row 32 -mat_ellr_max_fill 2 $ENGINE
-want bad_threads_per_row_convert && [ -n "$PY" ] &&
-  t_err bad_threads_per_row_convert "-mat_ellr_threads_per_row 3 is invalid" -- "$EX2" -f "$(mtx nos3)" -mat_type ellrt -load_as_aij -mat_ellr_threads_per_row 3 $ENGINE
+if want bad_threads_per_row_convert; then
+  if [ -n "$MAT_MISSING" ]; then t_fn bad_threads_per_row_convert say_fail "not run: $MAT_MISSING"
+  elif ! f=$(mtx nos3); then t_fn bad_threads_per_row_convert say_fail "conversion of nos3 failed"
+  else t_err bad_threads_per_row_convert "-mat_ellr_threads_per_row 3 is invalid" -- "$EX2" -f "$f" -mat_type ellrt -load_as_aij -mat_ellr_threads_per_row 3 $ENGINE; fi
+fi
 
 # ================================================================== 7. memory: -malloc_debug -malloc_dump and valgrind
 # -malloc_dump prints every block still allocated at PetscFinalize: none may be left.
@@ -423,11 +477,126 @@ valgrind_clean() { # CMD...: no valgrind error, no definite leak
     run "$out" valgrind -q --error-exitcode=1 --leak-check=full --errors-for-leak-kinds=definite --show-leak-kinds=definite \
     $VG_SUPP "$@" || { echo "valgrind reports errors or exit status $? ($*)"; grep -E "==[0-9]+==|ERROR" "$out" | head -30; return 1; }
 }
-if [ "${ELLR_VALGRIND:-1}" != 0 ] && command -v valgrind >/dev/null 2>&1; then
+# ELLR_VALGRIND=0 (the GPU round: valgrind does not know CUDA) leaves them out, with a line that says so;
+# without valgrind they fail, naming the package.
+if [ "${ELLR_VALGRIND:-1}" = 0 ]; then
+  wanted valgrind_engine_cpu valgrind_ex1_ellrt valgrind_ex1_pellr valgrind_diff_aij && echo "# valgrind tests not run: ELLR_VALGRIND=0"
+else
+  command -v valgrind >/dev/null 2>&1 || MISSING="valgrind not found: install the Debian package valgrind"
   Q=1 t_fn valgrind_engine_cpu valgrind_clean "$ENG"
   Q=1 t_fn valgrind_ex1_ellrt valgrind_clean "$EX1" -n 6 -mat_type ellrt -ksp_type cg -pc_type jacobi -mat_view ::ascii_info $ENGINE
   t_fn valgrind_ex1_pellr valgrind_clean "$EX1" -n 6 -mat_type pellr -ksp_type gmres -pc_type ilu $ENGINE
   t_fn valgrind_diff_aij valgrind_clean "$DIFF" -fail_exit 0 -cases band,empty_rows,rect_wide,dense_row,zero -optsets 0,2,5,8 -group all $ENGINE
+  MISSING=
+fi
+
+# ================================================================== 8. make install and pkg-config
+# make install into a scratch prefix, then build tests/pkgconfig/prog.c with nothing but what petscellr.pc
+# says (the compiler from its ccompiler variable, PKG_CONFIG_PATH pointed at the installation), and run it.
+# PETSC_PC=auto: petscellr.pc "Requires: PETSc" where pkg-config finds this very PETSc; none: PETSc's flags written in.
+install_pkgconfig() { # PETSC_PC [PETSC_DIR BUILD INDEX_BYTES]
+  local pc=$1 pdir=${2:-$PETSC_DIR} build=${3:-$BUILD} ib=${4:-}
+  local inst=$SCRATCH/install-$1${4:+-$4} log=$SCRATCH/install-$1${4:+-$4}.log cc
+  local prog=$inst/prog
+  command -v pkg-config >/dev/null 2>&1 || { echo "pkg-config not found: install the Debian package pkg-config (apt-get install pkg-config)"; return 1; }
+  local arch=$PETSC_ARCH; [ "$pdir" = "$PETSC_DIR" ] || arch=
+  make -s --no-print-directory -C "$ROOT" BUILD="$build" PETSC_DIR="$pdir" PETSC_ARCH="$arch" PETSC_PC="$pc" PREFIX="$inst" install >"$log" 2>&1 ||
+    { echo "make install PREFIX=$inst failed"; tail -20 "$log"; return 1; }
+  for f in lib/libpetscellr.so include/petscellr.h lib/pkgconfig/petscellr.pc; do
+    [ -f "$inst/$f" ] || { echo "make install did not install $f"; return 1; }
+  done
+  local PKGC="env PKG_CONFIG_PATH=$inst/lib/pkgconfig pkg-config"
+  $PKGC --exists --print-errors petscellr >"$log" 2>&1 || { echo "pkg-config cannot use petscellr.pc"; cat "$log" "$inst/lib/pkgconfig/petscellr.pc"; return 1; }
+  cc=$($PKGC --variable=ccompiler petscellr)
+  [ -n "$cc" ] || { echo "petscellr.pc has no ccompiler"; cat "$inst/lib/pkgconfig/petscellr.pc"; return 1; }
+  (cd "$SCRATCH" && run "$log" $cc -o "$prog" "$ROOT/tests/pkgconfig/prog.c" $($PKGC --cflags --libs petscellr)) ||
+    { echo "cannot build a program from pkg-config --cflags --libs petscellr: $cc ... $($PKGC --cflags --libs petscellr)"; tail -20 "$log"; return 1; }
+  ldd "$prog" 2>&1 | grep -q "libpetscellr.so => $inst/lib/libpetscellr.so" ||
+    { echo "the program does not load the installed libpetscellr.so"; ldd "$prog"; return 1; }
+  local exp="pkgconfig prog: type seqaijellrt, n 10, sum\(A\*x\) = 11\.?, ELLR products 1, index size ${ib:-[48]} bytes"
+  run "$log" "$prog" && grep -qE "$exp" "$log" || { echo "the program failed or printed something else (expected /$exp/)"; cat "$log"; return 1; }
+  exp="pkgconfig prog: type mpiaijellrt, n 11, sum\(A\*x\) = 12\.?, ELLR products [1-9]"
+  run "$log" $MPIEXEC -n 2 "$prog" -n 11 && grep -qE "$exp" "$log" || { echo "the program on 2 ranks failed or printed something else (expected /$exp/)"; cat "$log"; return 1; }
+}
+Q=1 t_fn install_pkgconfig install_pkgconfig auto
+t_fn install_pkgconfig_flags install_pkgconfig none
+
+# ================================================================== 9. 64-bit indices (PetscInt = int64_t)
+# The library and diff_aij built against a PETSc with 64-bit indices (Debian's /usr/lib/petsc64, package
+# libpetsc64-real<V>-dev) into $BUILD/64 (make all64), run on a few cases and the stale group with 1 and 2
+# ranks: the outputs are the 32-bit runs' (tests/output/diff_aij_*.out do not depend on the index width).
+# ELLR_PETSC64: that PETSc (default /usr/lib/petsc64 when PETSC_DIR is Debian's /usr/lib/petsc); 0 = not run.
+P64=${ELLR_PETSC64:-}
+[ -z "$P64" ] && [ $PETSC_IS_DEBIAN = 1 ] && P64=/usr/lib/petsc64
+DIFF64=$BUILD/64/tests/diff_aij
+T64=(diff_aij64_build)
+T64+=(install_pkgconfig64)
+for c in band rect_tall power_law zero_rows_rank zero stale coo prealloc lifecycle; do T64+=("diff_aij64_${c}_np1" "diff_aij64_${c}_np2"); done
+build64() {
+  local log=$SCRATCH/build64.log pkg="libpetsc64-real$DEBIAN_PETSC_V-dev"
+  if [ ! -f "$P64/lib/petsc/conf/variables" ] || [ ! -f "$P64/include/petscconf.h" ]; then
+    echo "no PETSc at $P64: install the Debian package $pkg (PETSc with 64-bit indices), or set ELLR_PETSC64"; return 1
+  fi
+  grep -q "define PETSC_USE_64BIT_INDICES 1" "$P64/include/petscconf.h" || { echo "the PETSc at $P64 does not use 64-bit indices ($pkg installs one)"; return 1; }
+  run "$log" make -s -j2 --no-print-directory -C "$ROOT" PETSC64_DIR="$P64" BUILD="$BUILD" all64 ||
+    { echo "make all64 PETSC64_DIR=$P64 failed (log below)"; tail -20 "$log"; return 1; }
+}
+if [ "$P64" = 0 ]; then
+  echo "# 64-bit index tests not run: ELLR_PETSC64=0"
+elif [ -z "$P64" ]; then
+  wanted "${T64[@]}" && echo "# 64-bit index tests not run: PETSC_DIR=$PETSC_DIR is not Debian's $DEBIAN_PETSC (ELLR_PETSC64=/path/to/a/PETSc/with/64-bit/indices runs them)"
+elif wanted "${T64[@]}"; then
+  # built whenever one of these tests is selected (make skips it when up to date); a failed build is reported
+  # (as petsc_tutorials_build is) and every selected test fails with its reason
+  if build64 >"$SCRATCH/build64.why" 2>&1; then Q=1 want diff_aij64_build && pass diff_aij64_build
+  else
+    tail -n +2 "$SCRATCH/build64.why" >"$SCRATCH/build64.rest"
+    fail diff_aij64_build "$(head -1 "$SCRATCH/build64.why")" "$SCRATCH/build64.rest" 20
+    MISSING="$(head -1 "$SCRATCH/build64.why")"
+  fi
+  # make install from build/64 and a program built from its petscellr.pc (which requires PETSc64 on Debian)
+  t_fn install_pkgconfig64 install_pkgconfig auto "$P64" "$BUILD/64" 8
+  for c in band rect_tall power_law zero_rows_rank zero; do
+    for n in 1 2; do
+      q=0; [ $n = 1 ] && [ $c = band ] && q=1
+      Q=$q t_out "diff_aij64_${c}_np$n" "diff_aij_$c" filter_std 0 -- $MPIEXEC -n $n "$DIFF64" -cases $c -group core $ENGINE
+    done
+  done
+  for n in 1 2; do
+    q=0; [ $n = 1 ] && q=1
+    Q=$q t_out "diff_aij64_stale_np$n" "diff_aij_stale" filter_std 0 -- $MPIEXEC -n $n "$DIFF64" -group stale $ENGINE
+    for g in coo prealloc lifecycle; do
+      t_out "diff_aij64_${g}_np$n" "diff_aij_$g" filter_std 0 -- $MPIEXEC -n $n "$DIFF64" -group $g $ENGINE
+    done
+  done
+  MISSING=
+fi
+
+# ================================================================== 10. petsc4py: tutorials/ex3.py
+# A 2D Poisson solve (CG + Jacobi) from petsc4py with ellrt and pellr, the plugin loaded by -dll_append on the
+# command line or in PETSC_OPTIONS; ex3.py itself checks the solutions against aij's (exit status).
+# PYTHON4PETSC: the python to use (default /usr/bin/python3, whose petsc4py (python3-petsc4py) is built
+# against Debian's PETSc: the plugin must be built against the same PETSc, so with another PETSC_DIR these
+# tests run only when PYTHON4PETSC names a python whose petsc4py uses it).
+PY4=${PYTHON4PETSC:-}
+[ -z "$PY4" ] && [ $PETSC_IS_DEBIAN = 1 ] && PY4=/usr/bin/python3
+TP4=(petsc4py_ex3 petsc4py_ex3_np2 petsc4py_ex3_petsc_options)
+EX3=$ROOT/tutorials/ex3.py
+if [ -z "$PY4" ]; then
+  wanted "${TP4[@]}" && echo "# petsc4py tests not run: PETSC_DIR=$PETSC_DIR is not Debian's $DEBIAN_PETSC, which python3-petsc4py uses (PYTHON4PETSC=a python whose petsc4py uses PETSC_DIR runs them)"
+elif wanted "${TP4[@]}"; then
+  if ! p4dir=$("$PY4" -c "import petsc4py, numpy; print(petsc4py.get_config()['PETSC_DIR'])" 2>"$SCRATCH/petsc4py.err"); then
+    MISSING="$PY4 cannot import petsc4py: install the Debian package python3-petsc4py ($(tail -1 "$SCRATCH/petsc4py.err"))"
+  elif [ "$(readlink -f "$p4dir")" != "$(readlink -f "$PETSC_DIR")" ]; then
+    MISSING="the petsc4py of $PY4 uses the PETSc at $p4dir, but the plugin is built against PETSC_DIR=$PETSC_DIR (set PYTHON4PETSC)"
+  fi
+  Q=1 t_grep petsc4py_ex3 "^ellrt : matrix type seqaijellrt, [0-9]+ iterations, CONVERGED_RTOL, .*ELLRMult products [1-9] && ^pellr : matrix type seqaijpellr, [0-9]+ iterations, CONVERGED_RTOL && ^ex3: ellrt, pellr agree with aij" \
+    -- "$PY4" "$EX3" -dll_append "$LIB"
+  t_grep petsc4py_ex3_np2 "^ellrt : matrix type mpiaijellrt, [0-9]+ iterations, CONVERGED_RTOL && ^pellr : matrix type mpiaijpellr && ^ex3: ellrt, pellr agree with aij" \
+    -- $MPIEXEC -n 2 "$PY4" "$EX3" -n 40 -dll_append "$LIB"
+  t_grep petsc4py_ex3_petsc_options "^pellr : matrix type seqaijpellr, [0-9]+ iterations, CONVERGED_RTOL && ^ex3: pellr agree with aij" \
+    -- env PETSC_OPTIONS="$EXTRA_OPTS -dll_append $LIB" "$PY4" "$EX3" -types pellr -n 24
+  MISSING=
 fi
 
 # ------------------------------------------------------------------ summary
