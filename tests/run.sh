@@ -514,9 +514,9 @@ install_pkgconfig() { # PETSC_PC [PETSC_DIR BUILD INDEX_BYTES]
   ldd "$prog" 2>&1 | grep -q "libpetscellr.so => $inst/lib/libpetscellr.so" ||
     { echo "the program does not load the installed libpetscellr.so"; ldd "$prog"; return 1; }
   local exp="pkgconfig prog: type seqaijellrt, n 10, sum\(A\*x\) = 11\.?, ELLR products 1, index size ${ib:-[48]} bytes"
-  run "$log" "$prog" && grep -qE "$exp" "$log" || { echo "the program failed or printed something else (expected /$exp/)"; cat "$log"; return 1; }
+  run "$log" "$prog" $ENGINE && grep -qE "$exp" "$log" || { echo "the program failed or printed something else (expected /$exp/)"; cat "$log"; return 1; }
   exp="pkgconfig prog: type mpiaijellrt, n 11, sum\(A\*x\) = 12\.?, ELLR products [1-9]"
-  run "$log" $MPIEXEC -n 2 "$prog" -n 11 && grep -qE "$exp" "$log" || { echo "the program on 2 ranks failed or printed something else (expected /$exp/)"; cat "$log"; return 1; }
+  run "$log" $MPIEXEC -n 2 "$prog" -n 11 $ENGINE && grep -qE "$exp" "$log" || { echo "the program on 2 ranks failed or printed something else (expected /$exp/)"; cat "$log"; return 1; }
 }
 Q=1 t_fn install_pkgconfig install_pkgconfig auto
 t_fn install_pkgconfig_flags install_pkgconfig none
@@ -591,9 +591,9 @@ elif wanted "${TP4[@]}"; then
     MISSING="the petsc4py of $PY4 uses the PETSc at $p4dir, but the plugin is built against PETSC_DIR=$PETSC_DIR (set PYTHON4PETSC)"
   fi
   Q=1 t_grep petsc4py_ex3 "^ellrt : matrix type seqaijellrt, [0-9]+ iterations, CONVERGED_RTOL, .*ELLRMult products [1-9] && ^pellr : matrix type seqaijpellr, [0-9]+ iterations, CONVERGED_RTOL && ^ex3: ellrt, pellr agree with aij" \
-    -- "$PY4" "$EX3" -dll_append "$LIB"
+    -- "$PY4" "$EX3" -dll_append "$LIB" $ENGINE
   t_grep petsc4py_ex3_np2 "^ellrt : matrix type mpiaijellrt, [0-9]+ iterations, CONVERGED_RTOL && ^pellr : matrix type mpiaijpellr && ^ex3: ellrt, pellr agree with aij" \
-    -- $MPIEXEC -n 2 "$PY4" "$EX3" -n 40 -dll_append "$LIB"
+    -- $MPIEXEC -n 2 "$PY4" "$EX3" -n 40 -dll_append "$LIB" $ENGINE
   t_grep petsc4py_ex3_petsc_options "^pellr : matrix type seqaijpellr, [0-9]+ iterations, CONVERGED_RTOL && ^ex3: pellr agree with aij" \
     -- env PETSC_OPTIONS="$EXTRA_OPTS -dll_append $LIB" "$PY4" "$EX3" -types pellr -n 24
   MISSING=
