@@ -113,13 +113,13 @@ static void check_mult_host(const char *name, const tcsr *a, ellr_cuda_matrix *d
   if (transpose) tcsr_spmv_transpose(a, v->hx, withz ? v->hz : NULL, v->ref);
   else tcsr_spmv(a, v->hx, withz ? v->hz : NULL, v->ref);
   tfill_nan(v->hy, (int64_t)nout);
-  ellr_status st = ellr_cuda_mult_host(d, v->hx, withz ? v->hz : NULL, v->hy, transpose);
+  ellr_status st = ellr_cuda_mult_mixed(d, v->hx, 1, withz ? v->hz : NULL, 1, v->hy, 1, transpose, NULL);
   CHECK(st == ELLR_OK, "%s: mult_host failed: %s", name, ellr_last_error());
   double err = trel_err(v->hy, v->ref, (int64_t)nout);
   CHECK(err <= TOL, "%s: mult_host transpose %d z %d: relative error %g", name, transpose, withz, err);
   if (withz) { /* z aliasing y on the host */
     memcpy(v->hy, v->hz, nout * sizeof(double));
-    st  = ellr_cuda_mult_host(d, v->hx, v->hy, v->hy, transpose);
+    st  = ellr_cuda_mult_mixed(d, v->hx, 1, v->hy, 1, v->hy, 1, transpose, NULL);
     err = trel_err(v->hy, v->ref, (int64_t)nout);
     CHECK(st == ELLR_OK && err <= TOL, "%s: mult_host aliased transpose %d: %g", name, transpose, err);
   }
@@ -150,7 +150,8 @@ static void run_shape(shape *sh, int quick, cudaStream_t stream, long *ncreated)
         snprintf(name, sizeof(name), "%s T=%d BS=%d C=%d sort=%d/%d", sh->name, p.threads_per_row, p.block_size, p.slice_height, p.sort_rows, p.sort_window);
         ellr_cuda_matrix *d  = NULL;
         ellr_csr          av = tcsr_view(a);
-        ellr_status       st = ellr_cuda_create(&av, &p, &d);
+        ellr_status       st = ellr_cuda_create(&av, &p, stream, &d);
+        if (!st) st = ellr_cuda_tune(d, &av, stream);
         CHECK(st == ELLR_OK && d, "%s: create failed: %d %s", name, st, ellr_last_error());
         if (st) continue;
         (*ncreated)++;
@@ -179,7 +180,7 @@ static void run_shape(shape *sh, int quick, cudaStream_t stream, long *ncreated)
         memcpy(b.val, a->val, (size_t)nnz * sizeof(double));
         tcsr_randomize_values(&b, 900 + k);
         ellr_csr bv = tcsr_view(&b);
-        st          = ellr_cuda_update_values(d, &bv);
+        st          = ellr_cuda_update_values(d, &bv, stream);
         CHECK(st == ELLR_OK, "%s: update_values: %s", name, ellr_last_error());
         snprintf(name + strlen(name), sizeof(name) - strlen(name), " (updated)");
         check_all_products(name, &b, d, &v, stream, 500 + k);
@@ -198,10 +199,10 @@ static void check_errors(void)
   ellr_csr          v = tcsr_view(&a);
   ellr_cuda_matrix *d = (ellr_cuda_matrix *)0x1;
   ellr_params       bad = {3, 0, 0, 0, 0, 0.0};
-  ellr_status       st  = ellr_cuda_create(&v, &bad, &d);
+  ellr_status       st  = ellr_cuda_create(&v, &bad, NULL, &d);
   CHECK(st == ELLR_ERR_ARG && d == NULL && strstr(ellr_last_error(), "threads per row 3"), "bad T: %d '%s'", st, ellr_last_error());
   ellr_params badbs = {1, 100, 0, 0, 0, 0.0};
-  st                = ellr_cuda_create(&v, &badbs, &d);
+  st                = ellr_cuda_create(&v, &badbs, NULL, &d);
   CHECK(st == ELLR_ERR_ARG && d == NULL && strstr(ellr_last_error(), "block size 100"), "bad BS: %d '%s'", st, ellr_last_error());
   /* max fill: refused by the plan before any GPU allocation (storage 4.8 GB against 0.6 MB of CSR) */
   tcsr pad;
@@ -210,7 +211,7 @@ static void check_errors(void)
   ellr_params pf = {0, 0, 0, 0, 0, 2.0};
   size_t      f0 = 0, f1 = 0, tot;
   if (ellr_cuda_device_count() > 0) CUDA_OK(cudaMemGetInfo(&f0, &tot));
-  st = ellr_cuda_create(&pv, &pf, &d);
+  st = ellr_cuda_create(&pv, &pf, NULL, &d);
   CHECK(st == ELLR_ERR_FILL && d == NULL && strstr(ellr_last_error(), "max fill 2"), "max fill: %d '%s'", st, ellr_last_error());
   tcsr_free(&pad);
   tcsr_free(&a);
@@ -226,7 +227,7 @@ static void check_errors(void)
   }
   ellr_csr    bv = tcsr_view(&big);
   ellr_params pb = {1, 256, 0, 0, 0, 0.0};
-  st             = ellr_cuda_create(&bv, &pb, &d);
+  st             = ellr_cuda_create(&bv, &pb, NULL, &d);
   if (ellr_cuda_device_count() > 0) {
     CHECK(st == ELLR_ERR_CUDA && d == NULL && strstr(ellr_last_error(), "out of memory") && strstr(ellr_last_error(), "bytes"), "OOM: %d '%s'", st, ellr_last_error());
     printf("out-of-memory refusal: %s\n", ellr_last_error());

@@ -248,8 +248,13 @@ static void bench_engine(const char *fmt, const bench_matrix &m, ellr_params p, 
   ellr_csr          av = tcsr_view(a);
   ellr_cuda_matrix *d  = NULL;
   double            t0 = twall_ms();
-  ellr_status       st = ellr_cuda_create(&av, &p, &d);
+  ellr_status       st = ellr_cuda_create(&av, &p, NULL, &d);
+  if (!st) st = ellr_cuda_tune(d, &av, NULL);
   double            setup = twall_ms() - t0;
+  if (st && d) {
+    ellr_cuda_destroy(d);
+    d = NULL;
+  }
   if (st) {
     printf("  %-22s refused: %s\n", fmt, ellr_last_error());
     result r = {m.name, fmt, std::string("refused: ") + ellr_last_error(), 0, 0, 0, 0, 0, 0, 0};
@@ -272,7 +277,7 @@ static void bench_engine(const char *fmt, const bench_matrix &m, ellr_params p, 
     ellr_params q     = p;
     q.threads_per_row = Ts[it];
     q.block_size      = 128;
-    if (ellr_cuda_create(&av, &q, &d)) continue;
+    if (ellr_cuda_create(&av, &q, NULL, &d)) continue;
     std::vector<ellr_cuda_kopts> kv = {{1, 0, 0, 0}, {1, 1, 0, 0}, {1, 0, 0, 1}, {1, 1, 0, 1}};
     if (p.slice_height == 32 && m.name.find("powerlaw") != std::string::npos) {
       kv.clear();
