@@ -23,7 +23,6 @@ BUILD      ?= build
 NVCC       ?= $(shell command -v nvcc 2>/dev/null || { test -x /usr/local/cuda/bin/nvcc && echo /usr/local/cuda/bin/nvcc; })
 WITH_CUDA  ?= $(if $(NVCC),1,0)
 CUDA_DIR   ?= $(patsubst %/bin/nvcc,%,$(NVCC))
-CUDA_ARCH  ?= 90
 PETSCCONF  := $(firstword $(wildcard $(PETSC_DIR)/$(PETSC_ARCH)/include/petscconf.h $(PETSC_DIR)/include/petscconf.h))
 PETSC_HAS_CUDA := $(if $(PETSCCONF),$(shell grep -c 'define PETSC_HAVE_CUDA 1' $(PETSCCONF)),0)
 
@@ -43,7 +42,20 @@ ELLR_CPPFLAGS := $(ELLR_INCLUDES) $(if $(ENGINE_CU),-DPETSCELLR_HAVE_CUDA -I$(CU
 # With a CUDA-enabled PETSc share its (shared) CUDA runtime; otherwise link the runtime statically, so
 # libpetscellr.so loads on machines without CUDA and simply reports no GPU.
 CUDA_LIBS := $(if $(ENGINE_CU),-L$(CUDA_DIR)/lib64 $(if $(filter 0,$(PETSC_HAS_CUDA)),-lcudart_static -lrt -lpthread -ldl,-lcudart) -lstdc++)
-NVCCFLAGS ?= -O3 -std=c++17 -gencode=arch=compute_$(CUDA_ARCH),code=sm_$(CUDA_ARCH) -gencode=arch=compute_$(CUDA_ARCH),code=compute_$(CUDA_ARCH) -Xcompiler -fPIC -lineinfo
+# CUDA_ARCH: SASS for each listed architecture, PTX of the last (for newer GPUs), e.g. make CUDA_ARCH="80 90".
+# Default: with a CUDA PETSc, the architectures PETSc was built for (sm_NN in its CUDAC_FLAGS; make
+# CUDA_ARCH_PETSC= ignores them); otherwise every one of CUDA_ARCH_ALL that this nvcc can build
+# (nvcc --list-gpu-code), oldest first; 90 when nvcc lists none.  tests/gpu/check_arch.sh checks the library.
+CUDA_ARCH_ALL := 75 80 86 89 90 100 120
+ifeq ($(origin CUDA_ARCH),undefined)
+ifneq ($(NVCC),)
+CUDA_ARCH_NVCC  := $(shell $(NVCC) --list-gpu-code 2>/dev/null | sed -n 's/^sm_\([0-9][0-9]*\)$$/\1/p')
+CUDA_ARCH_PETSC := $(if $(filter 1,$(PETSC_HAS_CUDA)),$(shell printf '%s\n' '$(CUDAC_FLAGS)' | grep -o 'sm_[0-9]*' | sed 's/sm_//' | sort -nu))
+CUDA_ARCH       := $(or $(filter $(CUDA_ARCH_NVCC),$(CUDA_ARCH_PETSC)),$(filter $(CUDA_ARCH_NVCC),$(CUDA_ARCH_ALL)),90)
+endif
+endif
+CUDA_GENCODE = $(foreach a,$(CUDA_ARCH),-gencode=arch=compute_$(a),code=sm_$(a)) -gencode=arch=compute_$(lastword $(CUDA_ARCH)),code=compute_$(lastword $(CUDA_ARCH))
+NVCCFLAGS ?= -O3 -std=c++17 $(CUDA_GENCODE) -Xcompiler -fPIC -lineinfo
 RPATH := -Wl,-rpath,$(abspath $(BUILD)/lib)
 
 .PHONY: all lib tutorials tests run check check-run run-main spmv clean info setup install all64

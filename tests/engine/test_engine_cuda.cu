@@ -1,10 +1,18 @@
 /*
-  test_engine_cuda.cu - the CUDA backend against the CPU CSR reference (PETSc-free).
+  test_engine_cuda.cu - the CUDA backend against the CPU engine (PETSc-free).
 
-  Odd shapes x (T, C, sort, BS, kernel variants) -> ellr_cuda_create / ellr_cuda_mult (y = A x,
-  y = A x + z, z aliasing y, A^T x (+ z), on a stream too), ellr_cuda_update_values and
-  ellr_cuda_mult_host, each output poisoned (NaN) first, relative error <= 1e-12.  Also the error
-  paths (bad parameters, max fill, GPU out of memory, no leak), the info record, Without a GPU only the host parts run.
+  Odd shapes x (T, C, sort, BS, kernel variants), each configuration through the whole life cycle:
+  ellr_cuda_create (default T and block size, no tuning; info checked) -> products -> [update_values
+  before tuning] -> ellr_cuda_tune (info checked; a second call changes nothing) -> products ->
+  kernel variants -> update_values x 3 on two streams (no allocation after the first) -> products ->
+  destroy.  Products: ellr_cuda_mult (y = A x, y = A x + z, z aliasing y, A^T x (+ z)) and
+  ellr_cuda_mult_mixed with every placement of x, y (host / device) and z (none, host, device,
+  aliasing y), both directions, alternating a non-blocking stream and the default stream.  The
+  reference is the CPU engine (ellr_cpu_mult / ellr_cpu_mult_transpose on the host, itself checked
+  against CSR); each output poisoned (NaN) first, host inputs poisoned as soon as a call returns;
+  relative error <= 1e-12.  Also the error paths (bad parameters, max fill, GPU out of memory, bad
+  shapes and placements), life cycles without tune (no GPU memory leaked).  Without a GPU only the
+  host parts run.
 
   usage: test_engine_cuda [--quick]     (--quick: a small subset, for compute-sanitizer)
 */
@@ -48,9 +56,11 @@ struct shape {
 };
 
 /* ---- device products ------------------------------------------------------------------------ */
+/* All device traffic of the test goes through up()/down(), which wait for the whole device: the
+   products run on a non-blocking stream (as PETSc's), which legacy-stream copies do not order with. */
 struct vecs {
   size_t  n;
-  double *hx, *hz, *hy, *ref, *hnan;
+  double *hx, *hz, *hz2, *hy, *ref, *hnan;
   double *dx, *dz, *dy;
 };
 
@@ -59,6 +69,7 @@ static void vecs_init(vecs *v, size_t n)
   v->n    = n + 1;
   v->hx   = (double *)malloc(v->n * sizeof(double));
   v->hz   = (double *)malloc(v->n * sizeof(double));
+  v->hz2  = (double *)malloc(v->n * sizeof(double));
   v->hy   = (double *)malloc(v->n * sizeof(double));
   v->ref  = (double *)malloc(v->n * sizeof(double));
   v->hnan = (double *)malloc(v->n * sizeof(double));
@@ -72,6 +83,7 @@ static void vecs_free(vecs *v)
 {
   free(v->hx);
   free(v->hz);
+  free(v->hz2);
   free(v->hy);
   free(v->ref);
   free(v->hnan);
@@ -80,11 +92,27 @@ static void vecs_free(vecs *v)
   CUDA_OK(cudaFree(v->dy));
 }
 
-static void up(double *d, const double *h, size_t n) { CUDA_OK(cudaMemcpy(d, h, (n ? n : 1) * sizeof(double), cudaMemcpyHostToDevice)); }
-static void down(double *h, const double *d, size_t n) { CUDA_OK(cudaMemcpy(h, d, (n ? n : 1) * sizeof(double), cudaMemcpyDeviceToHost)); }
+static void up(double *d, const double *h, size_t n)
+{
+  CUDA_OK(cudaDeviceSynchronize());
+  CUDA_OK(cudaMemcpy(d, h, (n ? n : 1) * sizeof(double), cudaMemcpyHostToDevice));
+  CUDA_OK(cudaDeviceSynchronize());
+}
+static void down(double *h, const double *d, size_t n)
+{
+  CUDA_OK(cudaDeviceSynchronize());
+  CUDA_OK(cudaMemcpy(h, d, (n ? n : 1) * sizeof(double), cudaMemcpyDeviceToHost));
+}
+
+/* The CPU engine's product (the reference): y = op(A) x (+ z). */
+static void cpu_ref(const ellr_matrix *ref, int transpose, const double *x, const double *z, double *y)
+{
+  if (transpose) ellr_cpu_mult_transpose(ref, x, z, y);
+  else ellr_cpu_mult(ref, x, z, y);
+}
 
 /* One product through ellr_cuda_mult: mode 0 y = op(A) x, 1 + z, 2 + y (aliased). */
-static void check_mult(const char *name, const tcsr *a, ellr_cuda_matrix *d, vecs *v, int transpose, int mode, cudaStream_t stream, uint64_t seed)
+static void check_mult(const char *name, const tcsr *a, const ellr_matrix *ref, ellr_cuda_matrix *d, vecs *v, int transpose, int mode, cudaStream_t stream, uint64_t seed)
 {
   const size_t nin = transpose ? a->nrows : a->ncols, nout = transpose ? a->ncols : a->nrows;
   tfill_random(v->hx, (int64_t)nin, seed);
@@ -94,10 +122,9 @@ static void check_mult(const char *name, const tcsr *a, ellr_cuda_matrix *d, vec
   if (mode == 2) up(v->dy, v->hz, nout);
   else up(v->dy, v->hnan, nout);
   const double *z = mode == 0 ? NULL : mode == 1 ? v->dz : v->dy;
-  if (transpose) tcsr_spmv_transpose(a, v->hx, mode ? v->hz : NULL, v->ref);
-  else tcsr_spmv(a, v->hx, mode ? v->hz : NULL, v->ref);
+  cpu_ref(ref, transpose, v->hx, mode ? v->hz : NULL, v->ref);
   ellr_status st = ellr_cuda_mult(d, v->dx, z, v->dy, transpose, stream);
-  cudaError_t e  = stream ? cudaStreamSynchronize(stream) : cudaDeviceSynchronize();
+  cudaError_t e  = cudaStreamSynchronize(stream);
   CHECK(st == ELLR_OK && e == cudaSuccess, "%s: ellr_cuda_mult(transpose %d, mode %d) failed: %d %s / %s", name, transpose, mode, st, ellr_last_error(), cudaGetErrorString(e));
   tfill_nan(v->hy, (int64_t)nout);
   down(v->hy, v->dy, nout);
@@ -105,30 +132,87 @@ static void check_mult(const char *name, const tcsr *a, ellr_cuda_matrix *d, vec
   CHECK(err <= TOL, "%s: %s mode %d: relative error %g", name, transpose ? "A^T x" : "A x", mode, err);
 }
 
-static void check_mult_host(const char *name, const tcsr *a, ellr_cuda_matrix *d, vecs *v, int transpose, int withz, uint64_t seed)
+static void check_all_products(const char *name, const tcsr *a, const ellr_matrix *ref, ellr_cuda_matrix *d, vecs *v, cudaStream_t stream, uint64_t seed)
+{
+  for (int tr = 0; tr < 2; tr++)
+    for (int mode = 0; mode < 3; mode++) check_mult(name, a, ref, d, v, tr, mode, (mode == 1) ? stream : NULL, seed + 10 * tr + mode);
+}
+
+/* One product through ellr_cuda_mult_mixed: x and y each on the host (1) or the device (0); zmode 0
+   no z, 1 z distinct on the host, 2 z distinct on the device, 3 z aliasing y.  Host inputs are
+   poisoned as soon as the call returns (the engine must have copied them out), a host y is read
+   without any synchronization (the call must have written it), a device y after a stream sync. */
+static void check_mixed(const char *name, const tcsr *a, const ellr_matrix *ref, ellr_cuda_matrix *d, vecs *v, int transpose, int xh, int yh, int zmode, cudaStream_t stream, uint64_t seed)
 {
   const size_t nin = transpose ? a->nrows : a->ncols, nout = transpose ? a->ncols : a->nrows;
   tfill_random(v->hx, (int64_t)nin, seed);
   tfill_random(v->hz, (int64_t)nout, seed + 1);
-  if (transpose) tcsr_spmv_transpose(a, v->hx, withz ? v->hz : NULL, v->ref);
-  else tcsr_spmv(a, v->hx, withz ? v->hz : NULL, v->ref);
-  tfill_nan(v->hy, (int64_t)nout);
-  ellr_status st = ellr_cuda_mult_host(d, v->hx, withz ? v->hz : NULL, v->hy, transpose);
-  CHECK(st == ELLR_OK, "%s: mult_host failed: %s", name, ellr_last_error());
-  double err = trel_err(v->hy, v->ref, (int64_t)nout);
-  CHECK(err <= TOL, "%s: mult_host transpose %d z %d: relative error %g", name, transpose, withz, err);
-  if (withz) { /* z aliasing y on the host */
-    memcpy(v->hy, v->hz, nout * sizeof(double));
-    st  = ellr_cuda_mult_host(d, v->hx, v->hy, v->hy, transpose);
-    err = trel_err(v->hy, v->ref, (int64_t)nout);
-    CHECK(st == ELLR_OK && err <= TOL, "%s: mult_host aliased transpose %d: %g", name, transpose, err);
+  cpu_ref(ref, transpose, v->hx, zmode ? v->hz : NULL, v->ref);
+  const double *x = v->hx;
+  if (!xh) {
+    up(v->dx, v->hx, nin);
+    x = v->dx;
   }
+  double *y = yh ? v->hy : v->dy;
+  if (yh) {
+    if (zmode == 3) memcpy(v->hy, v->hz, nout * sizeof(double));
+    else tfill_nan(v->hy, (int64_t)nout);
+  } else up(v->dy, zmode == 3 ? v->hz : v->hnan, nout);
+  const double *z  = NULL;
+  int           zh = 0;
+  if (zmode == 1) {
+    memcpy(v->hz2, v->hz, nout * sizeof(double));
+    z  = v->hz2;
+    zh = 1;
+  } else if (zmode == 2) {
+    up(v->dz, v->hz, nout);
+    z = v->dz;
+  } else if (zmode == 3) {
+    z  = y;
+    zh = yh;
+  }
+  ellr_status st = ellr_cuda_mult_mixed(d, x, xh, z, zh, y, yh, transpose, stream);
+  if (xh) tfill_nan(v->hx, (int64_t)nin); /* the caller's host inputs may change right after return */
+  if (zmode == 1) tfill_nan(v->hz2, (int64_t)nout);
+  double err;
+  if (yh) err = trel_err(v->hy, v->ref, (int64_t)nout); /* before any synchronization */
+  else {
+    CUDA_OK(cudaStreamSynchronize(stream));
+    tfill_nan(v->hy, (int64_t)nout);
+    down(v->hy, v->dy, nout);
+    err = trel_err(v->hy, v->ref, (int64_t)nout);
+  }
+  static const char *zname[] = {"no z", "z host", "z device", "z = y"};
+  CHECK(st == ELLR_OK && err <= TOL, "%s: mult_mixed %s x %s y %s %s on %s stream: %s, relative error %g", name, transpose ? "A^T x" : "A x", xh ? "host" : "device", yh ? "host" : "device", zname[zmode], stream ? "its" : "the default", st ? ellr_last_error() : "ok", err);
 }
 
-static void check_all_products(const char *name, const tcsr *a, ellr_cuda_matrix *d, vecs *v, cudaStream_t stream, uint64_t seed)
+/* Every placement of x, y and z, both directions, alternating two streams (the staging buffers are
+   reused across them). */
+static void check_all_mixed(const char *name, const tcsr *a, const ellr_matrix *ref, ellr_cuda_matrix *d, vecs *v, cudaStream_t stream, uint64_t seed)
 {
+  int q = 0;
   for (int tr = 0; tr < 2; tr++)
-    for (int mode = 0; mode < 3; mode++) check_mult(name, a, d, v, tr, mode, (mode == 1) ? stream : NULL, seed + 10 * tr + mode);
+    for (int xh = 0; xh < 2; xh++)
+      for (int yh = 0; yh < 2; yh++)
+        for (int zm = 0; zm < 4; zm++, q++) check_mixed(name, a, ref, d, v, tr, xh, yh, zm, (q % 2) ? stream : NULL, seed + 3 * q);
+}
+
+/* Refill the CPU reference with the values of b (same pattern). */
+static void ref_values(ellr_matrix *ref, const tcsr *b)
+{
+  ellr_csr bv = tcsr_view(b);
+  ellr_fill_values(&ref->plan, &bv, ref->val);
+}
+
+/* update_values with b's values; b->val is overwritten with NaN right after the call returns (the
+   engine must be done reading it) and then restored from keep. */
+static ellr_status update_and_clobber(ellr_cuda_matrix *d, tcsr *b, const double *keep, int64_t nnz, cudaStream_t stream)
+{
+  ellr_csr    bv = tcsr_view(b);
+  ellr_status st = ellr_cuda_update_values(d, &bv, stream);
+  tfill_nan(b->val, nnz);
+  memcpy(b->val, keep, (size_t)nnz * sizeof(double));
+  return st;
 }
 
 static void run_shape(shape *sh, int quick, cudaStream_t stream, long *ncreated)
@@ -137,10 +221,11 @@ static void run_shape(shape *sh, int quick, cudaStream_t stream, long *ncreated)
   static const int sorts[][2] = {{0, 0}, {1, 0}, {1, 5}};
   /* kernel variants: {kernel, uselen, chunk, loads} */
   static const ellr_cuda_kopts kv[] = {{1, 1, 0, 0}, {1, 0, 0, 1}, {2, 0, 1, 0}, {2, 1, 2, 1}, {2, -1, -1, 0}, {2, 0, 3, 1}};
-  const tcsr *a   = &sh->a;
-  vecs        v;
-  char        name[200];
-  int         k = 0;
+  const tcsr   *a   = &sh->a;
+  const int64_t nnz = tcsr_nnz(a);
+  vecs          v;
+  char          name[200];
+  int           k = 0;
   vecs_init(&v, (size_t)(a->nrows > a->ncols ? a->nrows : a->ncols));
   for (int it = 0; it < 7; it++)
     for (int ic = 0; ic < 4; ic++)
@@ -148,18 +233,67 @@ static void run_shape(shape *sh, int quick, cudaStream_t stream, long *ncreated)
         if (quick && (k % 7)) continue;
         ellr_params p = {Ts[it], BSs[k % 7], Cs[ic], sorts[is][0], sorts[is][1], 0.0};
         snprintf(name, sizeof(name), "%s T=%d BS=%d C=%d sort=%d/%d", sh->name, p.threads_per_row, p.block_size, p.slice_height, p.sort_rows, p.sort_window);
-        ellr_cuda_matrix *d  = NULL;
-        ellr_csr          av = tcsr_view(a);
-        ellr_status       st = ellr_cuda_create(&av, &p, &d);
-        CHECK(st == ELLR_OK && d, "%s: create failed: %d %s", name, st, ellr_last_error());
+        ellr_csr    av = tcsr_view(a);
+        ellr_matrix ref;
+        ellr_status st = ellr_matrix_create(&av, &p, &ref);
+        CHECK(st == ELLR_OK, "%s: CPU reference: %s", name, ellr_last_error());
         if (st) continue;
+        /* the CPU engine against CSR, once per configuration */
+        tfill_random(v.hx, a->ncols, 50 + k);
+        tcsr_spmv(a, v.hx, NULL, v.hy);
+        ellr_cpu_mult(&ref, v.hx, NULL, v.ref);
+        CHECK(trel_err(v.ref, v.hy, a->nrows) <= TOL, "%s: the CPU reference differs from CSR", name);
+
+        /* create: default T (or the one asked for), block size 256 (or the one asked for), no tuning */
+        ellr_cuda_matrix *d = NULL;
+        st                  = ellr_cuda_create(&av, &p, stream, &d);
+        CHECK(st == ELLR_OK && d, "%s: create failed: %d %s", name, st, ellr_last_error());
+        if (st) {
+          ellr_matrix_destroy(&ref);
+          continue;
+        }
         (*ncreated)++;
+        const int      pending = (!p.threads_per_row || !p.block_size) && a->nrows > 0;
+        const int      T0      = p.threads_per_row ? p.threads_per_row : ellr_default_threads_per_row(a->nrows ? (double)nnz / a->nrows : 0.0);
         ellr_cuda_info info;
         ellr_cuda_get_info(d, &info);
-        const int tunedT = !p.threads_per_row, tunedB = !p.block_size;
-        CHECK((tunedT || info.threads_per_row == p.threads_per_row) && (tunedB ? (info.block_size == 128 || info.block_size == 256 || info.block_size == 512) : info.block_size == p.block_size) && info.tune_products <= 18 && info.plan && info.plan->T == info.threads_per_row && info.device_bytes > 0,
-              "%s: info T=%d BS=%d products=%d", name, info.threads_per_row, info.block_size, info.tune_products);
-        check_all_products(name, a, d, &v, stream, 100 + k);
+        CHECK(info.threads_per_row == T0 && info.block_size == (p.block_size ? p.block_size : 256) && info.tuned == !pending && info.tune_products == 0 && info.tune_ms == 0 && (pending ? info.scratch_bytes >= (size_t)nnz * 12 : info.scratch_bytes == 0) && info.plan && info.plan->T == T0 && info.device_bytes > 0,
+              "%s: info after create: T=%d (want %d) BS=%d tuned=%d products=%d scratch=%zu", name, info.threads_per_row, T0, info.block_size, info.tuned, info.tune_products, info.scratch_bytes);
+        check_all_products(name, a, &ref, d, &v, stream, 100 + k);
+
+        /* values changed before tuning (a third of the configurations): tuning must refill with them */
+        tcsr b = *a, c = *a;
+        b.val  = (double *)malloc((size_t)(nnz ? nnz : 1) * sizeof(double));
+        c.val  = (double *)malloc((size_t)(nnz ? nnz : 1) * sizeof(double));
+        double *keep = (double *)malloc((size_t)(nnz ? nnz : 1) * sizeof(double));
+        memcpy(b.val, a->val, (size_t)nnz * sizeof(double));
+        memcpy(c.val, a->val, (size_t)nnz * sizeof(double));
+        tcsr_randomize_values(&b, 900 + k);
+        tcsr_randomize_values(&c, 1900 + k);
+        const tcsr *cur      = a;
+        const int   pre_tune = k % 3 == 1;
+        if (pre_tune) {
+          memcpy(keep, b.val, (size_t)nnz * sizeof(double));
+          st = update_and_clobber(d, &b, keep, nnz, stream);
+          CHECK(st == ELLR_OK, "%s: update_values before tune: %s", name, ellr_last_error());
+          ref_values(&ref, &b);
+          cur = &b;
+        }
+        ellr_csr curv = tcsr_view(cur);
+        st            = ellr_cuda_tune(d, &curv, stream);
+        CHECK(st == ELLR_OK, "%s: tune: %s", name, ellr_last_error());
+        ellr_cuda_get_info(d, &info);
+        const size_t refresh_bytes = pre_tune && nnz > 0 && a->nrows > 0 ? ((size_t)a->nrows + 1) * 4 + (size_t)nnz * 8 : 0;
+        CHECK((p.threads_per_row ? info.threads_per_row == p.threads_per_row : 1) && (p.block_size ? info.block_size == p.block_size : (info.block_size == 128 || info.block_size == 256 || info.block_size == 512)) && info.tuned == 1 && info.tune_products <= 18 && (pending ? info.tune_products > 0 : info.tune_products == 0) && info.scratch_bytes == refresh_bytes && info.plan && info.plan->T == info.threads_per_row,
+              "%s: info after tune: T=%d BS=%d tuned=%d products=%d scratch=%zu (want %zu)", name, info.threads_per_row, info.block_size, info.tuned, info.tune_products, info.scratch_bytes, refresh_bytes);
+        /* a second tune is harmless: nothing changes */
+        ellr_cuda_info again;
+        st = ellr_cuda_tune(d, NULL, NULL);
+        ellr_cuda_get_info(d, &again);
+        CHECK(st == ELLR_OK && again.threads_per_row == info.threads_per_row && again.block_size == info.block_size && again.tune_products == info.tune_products && again.tune_ms == info.tune_ms && again.device_bytes == info.device_bytes, "%s: second tune changed something (%s)", name, ellr_last_error());
+        check_all_products(name, cur, &ref, d, &v, stream, 200 + k);
+        check_all_mixed(name, cur, &ref, d, &v, stream, 250 + k);
+
         /* kernel variants on the same storage */
         const int nkv = quick ? 3 : 6;
         for (int q = 0; q < nkv; q++) {
@@ -169,26 +303,103 @@ static void run_shape(shape *sh, int quick, cudaStream_t stream, long *ncreated)
           ellr_cuda_get_kopts(d, &got);
           char vname[260];
           snprintf(vname, sizeof(vname), "%s [kernel %d len %d chunk %d loads %d]", name, got.kernel, got.uselen, got.chunk, got.loads);
-          check_all_products(vname, a, d, &v, stream, 300 + k * 7 + q);
+          check_all_products(vname, cur, &ref, d, &v, stream, 300 + k * 7 + q);
+          if (q == 2 || q == 3) check_all_mixed(vname, cur, &ref, d, &v, stream, 400 + k * 7 + q);
         }
         ellr_cuda_set_kopts(d, NULL);
-        /* values-only update */
-        tcsr b = *a;
-        const int64_t nnz = tcsr_nnz(a);
-        b.val = (double *)malloc((size_t)(nnz ? nnz : 1) * sizeof(double));
-        memcpy(b.val, a->val, (size_t)nnz * sizeof(double));
-        tcsr_randomize_values(&b, 900 + k);
-        ellr_csr bv = tcsr_view(&b);
-        st          = ellr_cuda_update_values(d, &bv);
-        CHECK(st == ELLR_OK, "%s: update_values: %s", name, ellr_last_error());
-        snprintf(name + strlen(name), sizeof(name) - strlen(name), " (updated)");
-        check_all_products(name, &b, d, &v, stream, 500 + k);
-        for (int tr = 0; tr < 2; tr++)
-          for (int wz = 0; wz < 2; wz++) check_mult_host(name, &b, d, &v, tr, wz, 700 + k + tr + wz);
+
+        /* values-only updates on the stream: c, then b (again), then c; the scratch is allocated once */
+        const tcsr *seq[3] = {&c, &b, &c};
+        size_t      dev_bytes = 0, free0 = 0, free1 = 0, tot;
+        for (int u = 0; u < 3; u++) {
+          tcsr *w = (tcsr *)seq[u];
+          memcpy(keep, w->val, (size_t)nnz * sizeof(double));
+          if (u == 2) CUDA_OK(cudaMemGetInfo(&free0, &tot));
+          st = update_and_clobber(d, w, keep, nnz, u == 1 ? (cudaStream_t)0 : stream);
+          if (u == 2) CUDA_OK(cudaMemGetInfo(&free1, &tot));
+          CHECK(st == ELLR_OK, "%s: update_values %d: %s", name, u, ellr_last_error());
+          ref_values(&ref, w);
+          ellr_cuda_get_info(d, &info);
+          if (u == 1) dev_bytes = info.device_bytes;
+          if (u == 2) CHECK(info.device_bytes == dev_bytes && free1 == free0, "%s: update_values allocated again: device bytes %zu -> %zu, free %zu -> %zu", name, dev_bytes, info.device_bytes, free0, free1);
+          char uname[260];
+          snprintf(uname, sizeof(uname), "%s (update %d)", name, u);
+          if (u != 1 || !quick) check_all_products(uname, w, &ref, d, &v, stream, 500 + k + 17 * u);
+          if (u != 1) check_all_mixed(uname, w, &ref, d, &v, stream, 700 + k + 17 * u);
+        }
         free(b.val);
+        free(c.val);
+        free(keep);
+        ellr_matrix_destroy(&ref);
         CHECK(ellr_cuda_destroy(d) == ELLR_OK, "%s: destroy: %s", name, ellr_last_error());
       }
   vecs_free(&v);
+}
+
+/* Life cycles without a GPU leak: create without tune (the kept CSR freed by destroy), create ->
+   update -> destroy, create -> tune -> tune -> destroy, with staging buffers; GPU memory free before
+   and after must agree.  The matrix is large enough (several MB of CSR) for cudaMemGetInfo to see it. */
+static void check_lifecycles(cudaStream_t stream)
+{
+  tcsr a;
+  if (tcsr_stencil_3d7(&a, 40)) return;
+  const int64_t nnz = tcsr_nnz(&a);
+  ellr_csr      av  = tcsr_view(&a);
+  ellr_matrix   ref;
+  ellr_params   p0 = {0, 0, 32, 1, 0, 0.0};
+  if (ellr_matrix_create(&av, &p0, &ref)) return;
+  vecs v;
+  vecs_init(&v, (size_t)a.nrows);
+  /* two rounds, the second measured: the first lets the driver (and compute-sanitizer) set up what
+     it allocates lazily at the first pinned allocation or event */
+  size_t f0 = 0, f1, tot;
+  for (int it = 0; it < 8; it++) {
+    const int round = it / 4, life = it % 4;
+    if (it == 4) {
+      CUDA_OK(cudaDeviceSynchronize());
+      CUDA_OK(cudaMemGetInfo(&f0, &tot));
+    }
+    ellr_cuda_matrix *d  = NULL;
+    ellr_status       st = ellr_cuda_create(&av, &p0, stream, &d);
+    CHECK(st == ELLR_OK, "lifecycle %d: create: %s", life, ellr_last_error());
+    if (st) continue;
+    ellr_cuda_info info;
+    ellr_cuda_get_info(d, &info);
+    CHECK(!info.tuned && info.scratch_bytes >= (size_t)nnz * 12, "lifecycle %d: the CSR is not kept for tuning (scratch %zu)", life, info.scratch_bytes);
+    if (life == 1 || life == 3) {
+      st = ellr_cuda_update_values(d, &av, stream);
+      CHECK(st == ELLR_OK, "lifecycle %d: update: %s", life, ellr_last_error());
+    }
+    if (life >= 2) {
+      st = ellr_cuda_tune(d, &av, stream);
+      CHECK(st == ELLR_OK, "lifecycle %d: tune: %s", life, ellr_last_error());
+      st = ellr_cuda_tune(d, &av, stream);
+      CHECK(st == ELLR_OK, "lifecycle %d: second tune: %s", life, ellr_last_error());
+    }
+    char name[64];
+    snprintf(name, sizeof(name), "3d7 N=40 lifecycle %d/%d", round, life);
+    check_all_mixed(name, &a, &ref, d, &v, stream, 9000 + 100 * life);
+    CHECK(ellr_cuda_destroy(d) == ELLR_OK, "lifecycle %d: destroy: %s", life, ellr_last_error());
+  }
+  CUDA_OK(cudaDeviceSynchronize());
+  CUDA_OK(cudaMemGetInfo(&f1, &tot));
+  CHECK(f1 == f0, "GPU memory leaked over the life cycles: %zu bytes free before, %zu after", f0, f1);
+  /* bad placements */
+  ellr_cuda_matrix *d = NULL;
+  if (ellr_cuda_create(&av, &p0, stream, &d) == ELLR_OK) {
+    ellr_status st = ellr_cuda_mult_mixed(d, v.hx, 1, v.dy, 1, v.dy, 0, 0, stream);
+    CHECK(st == ELLR_ERR_ARG, "mult_mixed accepted z aliasing y with different placements");
+    ellr_csr bad = av;
+    bad.nrows    = av.nrows - 1;
+    st           = ellr_cuda_update_values(d, &bad, stream);
+    CHECK(st == ELLR_ERR_ARG, "update_values accepted another shape");
+    st = ellr_cuda_tune(d, &bad, stream);
+    CHECK(st == ELLR_ERR_ARG, "tune accepted another shape");
+    CHECK(ellr_cuda_destroy(d) == ELLR_OK, "destroy: %s", ellr_last_error());
+  }
+  vecs_free(&v);
+  ellr_matrix_destroy(&ref);
+  tcsr_free(&a);
 }
 
 static void check_errors(void)
@@ -198,10 +409,10 @@ static void check_errors(void)
   ellr_csr          v = tcsr_view(&a);
   ellr_cuda_matrix *d = (ellr_cuda_matrix *)0x1;
   ellr_params       bad = {3, 0, 0, 0, 0, 0.0};
-  ellr_status       st  = ellr_cuda_create(&v, &bad, &d);
+  ellr_status       st  = ellr_cuda_create(&v, &bad, NULL, &d);
   CHECK(st == ELLR_ERR_ARG && d == NULL && strstr(ellr_last_error(), "threads per row 3"), "bad T: %d '%s'", st, ellr_last_error());
   ellr_params badbs = {1, 100, 0, 0, 0, 0.0};
-  st                = ellr_cuda_create(&v, &badbs, &d);
+  st                = ellr_cuda_create(&v, &badbs, NULL, &d);
   CHECK(st == ELLR_ERR_ARG && d == NULL && strstr(ellr_last_error(), "block size 100"), "bad BS: %d '%s'", st, ellr_last_error());
   /* max fill: refused by the plan before any GPU allocation (storage 4.8 GB against 0.6 MB of CSR) */
   tcsr pad;
@@ -210,7 +421,7 @@ static void check_errors(void)
   ellr_params pf = {0, 0, 0, 0, 0, 2.0};
   size_t      f0 = 0, f1 = 0, tot;
   if (ellr_cuda_device_count() > 0) CUDA_OK(cudaMemGetInfo(&f0, &tot));
-  st = ellr_cuda_create(&pv, &pf, &d);
+  st = ellr_cuda_create(&pv, &pf, NULL, &d);
   CHECK(st == ELLR_ERR_FILL && d == NULL && strstr(ellr_last_error(), "max fill 2"), "max fill: %d '%s'", st, ellr_last_error());
   tcsr_free(&pad);
   tcsr_free(&a);
@@ -226,7 +437,7 @@ static void check_errors(void)
   }
   ellr_csr    bv = tcsr_view(&big);
   ellr_params pb = {1, 256, 0, 0, 0, 0.0};
-  st             = ellr_cuda_create(&bv, &pb, &d);
+  st             = ellr_cuda_create(&bv, &pb, NULL, &d);
   if (ellr_cuda_device_count() > 0) {
     CHECK(st == ELLR_ERR_CUDA && d == NULL && strstr(ellr_last_error(), "out of memory") && strstr(ellr_last_error(), "bytes"), "OOM: %d '%s'", st, ellr_last_error());
     printf("out-of-memory refusal: %s\n", ellr_last_error());
@@ -275,8 +486,9 @@ int main(int argc, char **argv)
     cudaDeviceProp prop;
     CUDA_OK(cudaGetDeviceProperties(&prop, 0));
     printf("device: %s, %d SMs\n", prop.name, prop.multiProcessorCount);
-    cudaStream_t stream;
-    CUDA_OK(cudaStreamCreate(&stream));
+    cudaStream_t stream; /* non-blocking, as PETSc's: nothing orders it with the default stream */
+    CUDA_OK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+    check_lifecycles(stream);
     long   created = 0;
     double t0      = twall_ms();
     for (int s = 0; s < ns; s++) {

@@ -4,7 +4,8 @@
   For each matrix: cuSPARSE CSR (ALG1, ALG2), cuSPARSE sliced ELL (slice 32), ELLR-T (plain
   ELLPACK-R, tuned T and BS) and PELLR (rows sorted by length, slices of 32, tuned); every result
   checked against a host CSR reference before timing; time = median of >= 30 products timed with
-  CUDA events after warm-up.  GB/s-eff = (12 nnz + 4 (n+1) + 8 ncols + 8 n) / time for every
+  CUDA events after warm-up.  The engine's setup is reported as create + tune; its values refresh
+  and products with host vectors (ellr_cuda_mult_mixed) are timed and checked too.  GB/s-eff = (12 nnz + 4 (n+1) + 8 ncols + 8 n) / time for every
   format.  A device-to-device copy gives the bandwidth ceiling.
 
   usage: spmv [--matrices DIR] [--only a,b,...] [--quick] [--sweep] [--reps N] [--csv FILE]
@@ -49,6 +50,7 @@
 static int    g_reps = 50;
 static FILE  *g_csv;
 static double g_copy_gbs;
+static int    g_paths_bad; /* refresh / host-vector products with a wrong result */
 
 struct result {
   std::string matrix, format, params;
@@ -242,14 +244,85 @@ static double time_engine(ellr_cuda_matrix *d, const tcsr *a, const double *dx, 
   return time_median([&] { ellr_cuda_mult(d, dx, NULL, dy, 0, NULL); });
 }
 
-static void bench_engine(const char *fmt, const bench_matrix &m, ellr_params p, const double *dx, double *dy, const double *ref, int sweep)
+/* Median wall time of f() followed by a synchronize of s (n runs after one warm-up). */
+template <class F>
+static double wall_median(cudaStream_t s, int n, F &&f)
+{
+  std::vector<double> t(n);
+  f();
+  CK(cudaStreamSynchronize(s));
+  for (int r = 0; r < n; r++) {
+    const double t0 = twall_ms();
+    f();
+    CK(cudaStreamSynchronize(s));
+    t[r] = twall_ms() - t0;
+  }
+  std::sort(t.begin(), t.end());
+  return t[n / 2];
+}
+
+/* The binding's other paths, on a non-blocking stream as PETSc's: a values refresh (same values, so
+   the product stays checkable) and products with host vectors (x on the host / y on the device, as
+   an MPI off-diagonal block with its ghost values; x on the device / y on the host; both on the
+   host).  Wall time including the synchronize; each result checked. */
+static void bench_paths(ellr_cuda_matrix *d, const tcsr *a, const double *hx, const double *dx, double *dy, const double *ref)
+{
+  cudaStream_t s;
+  CK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+  ellr_csr            av = tcsr_view(a);
+  std::vector<double> hy((size_t)a->nrows + 1);
+  const int           n  = 9;
+  double              err[4];
+  const double        upd = wall_median(s, n, [&] {
+    if (ellr_cuda_update_values(d, &av, s)) {
+      fprintf(stderr, "ellr_cuda_update_values: %s\n", ellr_last_error());
+      exit(3);
+    }
+  });
+  auto mixed = [&](int xh, int yh) {
+    if (ellr_cuda_mult_mixed(d, xh ? hx : dx, xh, NULL, 0, yh ? hy.data() : dy, yh, 0, s)) {
+      fprintf(stderr, "ellr_cuda_mult_mixed: %s\n", ellr_last_error());
+      exit(3);
+    }
+  };
+  double ms[3];
+  for (int k = 0; k < 3; k++) {
+    const int xh = k != 1, yh = k != 0;
+    poison(dy, a->nrows);
+    std::fill(hy.begin(), hy.end(), NAN);
+    CK(cudaDeviceSynchronize()); /* the poison (default stream) lands before s's products */
+    ms[k] = wall_median(s, n, [&] { mixed(xh, yh); });
+    if (yh) err[k + 1] = trel_err(hy.data(), ref, a->nrows);
+    else {
+      CK(cudaStreamSynchronize(s));
+      err[k + 1] = check_y(dy, ref, a->nrows);
+    }
+  }
+  poison(dy, a->nrows);
+  CK(cudaDeviceSynchronize());
+  ellr_cuda_mult(d, dx, NULL, dy, 0, s);
+  CK(cudaStreamSynchronize(s));
+  err[0]         = check_y(dy, ref, a->nrows);
+  const double e = std::max(std::max(err[0], err[1]), std::max(err[2], err[3]));
+  printf("  %-22s  | refresh %.3f ms; host vectors: x host/y device %.3f, x device/y host %.3f, both host %.3f ms (wall, median of %d); err %.1e%s\n", "", upd, ms[0], ms[1], ms[2], n, e, e > 1e-12 ? " FAILED" : "");
+  if (e > 1e-12) g_paths_bad++;
+  CK(cudaStreamDestroy(s));
+}
+
+static void bench_engine(const char *fmt, const bench_matrix &m, ellr_params p, const double *hx, const double *dx, double *dy, const double *ref, int sweep)
 {
   const tcsr       *a  = &m.a;
   ellr_csr          av = tcsr_view(a);
   ellr_cuda_matrix *d  = NULL;
   double            t0 = twall_ms();
-  ellr_status       st = ellr_cuda_create(&av, &p, &d);
+  ellr_status       st = ellr_cuda_create(&av, &p, NULL, &d);
+  const double      create_ms = twall_ms() - t0;
+  if (!st) st = ellr_cuda_tune(d, &av, NULL);
   double            setup = twall_ms() - t0;
+  if (st && d) {
+    ellr_cuda_destroy(d);
+    d = NULL;
+  }
   if (st) {
     printf("  %-22s refused: %s\n", fmt, ellr_last_error());
     result r = {m.name, fmt, std::string("refused: ") + ellr_last_error(), 0, 0, 0, 0, 0, 0, 0};
@@ -259,10 +332,11 @@ static void bench_engine(const char *fmt, const bench_matrix &m, ellr_params p, 
   ellr_cuda_info info;
   ellr_cuda_get_info(d, &info);
   double err, ms = time_engine(d, a, dx, dy, ref, &err);
-  char   extra[200];
-  snprintf(extra, sizeof(extra), " | plan %.0f upload %.0f fill %.0f tune %.0f ms (%d products)", info.plan_ms, info.upload_ms, info.fill_ms, info.tune_ms, info.tune_products);
+  char   extra[300];
+  snprintf(extra, sizeof(extra), " | create %.0f ms (plan %.0f upload %.0f fill %.0f), tune %.0f ms (%d products)", create_ms, info.plan_ms, info.upload_ms, info.fill_ms, info.tune_ms, info.tune_products);
   record(m, fmt, describe(d), ms, info.device_bytes, setup, err);
   printf("  %-22s %s\n", "", extra);
+  bench_paths(d, a, hx, dx, dy, ref);
   ellr_cuda_destroy(d);
   if (!sweep) return;
 
@@ -272,7 +346,7 @@ static void bench_engine(const char *fmt, const bench_matrix &m, ellr_params p, 
     ellr_params q     = p;
     q.threads_per_row = Ts[it];
     q.block_size      = 128;
-    if (ellr_cuda_create(&av, &q, &d)) continue;
+    if (ellr_cuda_create(&av, &q, NULL, &d)) continue;
     std::vector<ellr_cuda_kopts> kv = {{1, 0, 0, 0}, {1, 1, 0, 0}, {1, 0, 0, 1}, {1, 1, 0, 1}};
     if (p.slice_height == 32 && m.name.find("powerlaw") != std::string::npos) {
       kv.clear();
@@ -321,8 +395,8 @@ static void run_matrix(cusparseHandle_t h, bench_matrix &m, int sweep)
   bench_cusparse(h, m, dx, dy, ref.data());
   ellr_params ellrt = {0, 0, 0, 0, 0, 20.0}; /* plain ELLPACK-R; refuse more than 20x CSR's bytes */
   ellr_params pellr = {0, 0, 32, 1, 0, 20.0};
-  bench_engine("ELLR-T", m, ellrt, dx, dy, ref.data(), sweep);
-  bench_engine("PELLR", m, pellr, dx, dy, ref.data(), sweep);
+  bench_engine("ELLR-T", m, ellrt, x.data(), dx, dy, ref.data(), sweep);
+  bench_engine("PELLR", m, pellr, x.data(), dx, dy, ref.data(), sweep);
   double best = 1e30;
   for (size_t k = first; k < g_results.size(); k++)
     if (g_results[k].format.rfind("cuSPARSE", 0) == 0 && g_results[k].ms > 0) best = std::min(best, g_results[k].ms);
@@ -453,6 +527,7 @@ int main(int argc, char **argv)
     printf("| %s | %s | %s | %.4f | %.1f | %.0f | %.1f | %.1f | %.2f | %s | %.0e |\n", r.matrix.c_str(), r.format.c_str(), r.params.c_str(), r.ms, r.gflops, r.gbs, 100 * r.gbs / g_copy_gbs, r.bytes / 1e6, r.ratio,
            r.format.rfind("cuSPARSE", 0) == 0 ? "" : std::to_string((int)(r.setup_ms + 0.5)).c_str(), r.err);
   }
+  bad += g_paths_bad;
   if (bad) printf("spmv: %d results FAILED the 1e-12 check\n", bad);
   return bad ? 1 : 0;
 }

@@ -2,13 +2,23 @@
   ellr_cuda.cu - the CUDA backend of the engine (ellr_cuda.h), PETSc-free.
 
   create:  host plan (ellr_plan_create: the fill check happens there, before any GPU allocation)
-           -> GPU memory check (cudaMemGetInfo) -> CSR uploaded once -> layout filled on the GPU
-           -> (T, BS) tuned when asked for 0: each T candidate is a host re-plan (O(n)) plus a
-           device refill, each timed with CUDA events -> CSR freed.
-  update:  values (and row offsets) uploaded to a scratch buffer, values scattered on the GPU.
+           -> GPU memory check (cudaMemGetInfo) -> CSR uploaded -> layout filled on the GPU with the
+           default T and block size.  With tuning pending the uploaded CSR is kept for ellr_cuda_tune,
+           otherwise freed.
+  tune:    (T, BS, kernel options) tuned when asked for 0: each T candidate is a host re-plan (O(n))
+           plus a device refill from the CSR kept by create, each timed with CUDA events -> CSR freed.
+           Keeping the CSR costs no time and no more peak memory than create already had (the CSR
+           sat next to the storage for the fill); re-uploading it from the host would cost a PCIe
+           transfer of 12 nnz bytes.  The price is that GPU memory stays held between create and tune
+           when tune is called late or never (destroy frees it).
+  update:  values uploaded into a scratch buffer kept from the first refresh on (row offsets
+           uploaded once, at that first refresh), values scattered on the GPU.
   mult:    one kernel launch (two when a chunked layout splits slices), any stream.
-  Every CUDA call is checked; errors come back as ELLR_ERR_CUDA with ellr_last_error() text, and a
-  failed create frees everything it allocated.
+  Every copy and kernel goes to the caller's stream.  Host arrays that are the source of a copy stay
+  untouched until the copy has completed (a stream synchronize in create/tune/update; pinned staging
+  for the products), since cudaMemcpyAsync from pageable memory is documented only as "might be
+  synchronous".  Every CUDA call is checked; errors come back as ELLR_ERR_CUDA with ellr_last_error()
+  text, and a failed create frees everything it allocated.
 */
 #include "ellr_cuda.h"
 #include "ellr_cuda_internal.cuh"
@@ -25,7 +35,7 @@ struct ellr_cuda_matrix {
   ellr_plan       plan;
   ellr_params     params;
   int64_t         nnz;
-  int             T, bs;
+  int             bs;
   ellr_cuda_kopts req; /* requested kernel options */
   int             kernel, uselen, loads, J; /* resolved: kernel 1 rows / 2 chunks */
   /* device storage */
@@ -35,15 +45,17 @@ struct ellr_cuda_matrix {
   int2    *d_items;
   int32_t *d_split;
   int64_t  nitems, nsplit, cap_items, cap_split, cap_stored;
-  /* CSR upload (create only) */
-  int32_t *d_csr_rowptr, *d_csr_col;
-  double  *d_csr_val;
-  const ellr_csr *host_csr; /* create only */
-  /* tuning vectors (create only) */
-  double *d_tx, *d_ty;
-  /* pinned staging for ellr_cuda_mult_host */
-  double        *h_x, *h_y, *d_x, *d_y;
-  size_t         stage_n;
+  /* the CSR on the device: all three arrays from create until tune (tune_pending); row offsets and
+     values then stay as the refresh scratch once update_values has run (refresh_ready) */
+  int32_t    *d_csr_rowptr, *d_csr_col;
+  double     *d_csr_val;
+  int         tune_pending, refresh_ready;
+  cudaEvent_t refresh_done; /* after the last refill: the scratch values have been read */
+  /* staging for host vectors in ellr_cuda_mult_mixed */
+  double     *h_x, *h_y, *d_x, *d_y;
+  size_t      stage_n;
+  cudaEvent_t stage_h2d;  /* after the last copies out of the pinned buffers */
+  cudaEvent_t stage_used; /* after the last staged product: d_x / d_y free again */
   ellr_cuda_info info;
 };
 
@@ -58,6 +70,7 @@ static double wall_ms(void)
 
 static ellr_status cu_err(cudaError_t e, const char *what, int line)
 {
+  (void)cudaGetLastError(); /* a non-sticky error must not resurface at the next launch check */
   return ellr_error(ELLR_ERR_CUDA, "CUDA error %s (%s) in %s (ellr_cuda.cu:%d)", cudaGetErrorName(e), cudaGetErrorString(e), what, line);
 }
 #define CU(call) \
@@ -85,11 +98,13 @@ static ellr_status dalloc(X **p, size_t n, const char *what)
   cudaError_t e = cudaMalloc((void **)p, (n ? n : 1) * sizeof(X));
   if (e != cudaSuccess) {
     *p = NULL;
+    (void)cudaGetLastError();
     return ellr_error(ELLR_ERR_CUDA, "GPU out of memory: cudaMalloc of %zu bytes for %s failed: %s", (n ? n : 1) * sizeof(X), what, cudaGetErrorString(e));
   }
   return ELLR_OK;
 }
 
+/* cudaFree waits for the device's outstanding work first, so nothing queued still reads the buffer. */
 template <class X>
 static ellr_status dfree(X **p)
 {
@@ -99,15 +114,18 @@ static ellr_status dfree(X **p)
   return ELLR_OK;
 }
 
-int ellr_cuda_device_count(void)
+/* A host array to the device on stream s, complete on return (s synchronized): the host array may be
+   freed or changed right after.  For create / tune / first refresh only. */
+static ellr_status upload(void *dst, const void *src, size_t bytes, cudaStream_t s, const char *what)
 {
-  int         n = 0;
-  cudaError_t e = cudaGetDeviceCount(&n);
+  if (!bytes) return ELLR_OK;
+  cudaError_t e = cudaMemcpyAsync(dst, src, bytes, cudaMemcpyHostToDevice, s);
+  if (e == cudaSuccess) e = cudaStreamSynchronize(s);
   if (e != cudaSuccess) {
-    (void)cudaGetLastError(); /* no driver / no device: not an error here */
-    return 0;
+    (void)cudaStreamSynchronize(s); /* an enqueued copy must not outlive its source */
+    return cu_err(e, what, __LINE__);
   }
-  return n;
+  return ELLR_OK;
 }
 
 /* ---- plan helpers --------------------------------------------------------------------------- */
@@ -156,7 +174,8 @@ static void resolve_kopts(ellr_cuda_matrix *d)
   d->loads = d->req.loads == 1 ? 1 : 0;
 }
 
-static ellr_status build_items(ellr_cuda_matrix *d)
+/* Work items of the chunks kernel, uploaded on s (synchronized: the host arrays are freed here). */
+static ellr_status build_items(ellr_cuda_matrix *d, cudaStream_t s)
 {
   d->nitems = 0;
   d->nsplit = 0;
@@ -173,12 +192,12 @@ static ellr_status build_items(ellr_cuda_matrix *d)
     return ellr_error(ELLR_ERR_MEM, "cannot allocate %lld work items", (long long)nitems);
   }
   int64_t q = 0, ns = 0;
-  for (int32_t s = 0; s < pl->nslices; s++) {
-    const int64_t Js = slice_blocks(pl, s);
+  for (int32_t sl = 0; sl < pl->nslices; sl++) {
+    const int64_t Js = slice_blocks(pl, sl);
     if (Js > d->J) {
-      for (int64_t j = 0; j < Js; j += d->J) items[q++] = make_int2(s, (int)j);
-      split[ns++] = s;
-    } else items[q++] = make_int2(s, 0);
+      for (int64_t j = 0; j < Js; j += d->J) items[q++] = make_int2(sl, (int)j);
+      split[ns++] = sl;
+    } else items[q++] = make_int2(sl, 0);
   }
   ellr_status st = ELLR_OK;
   if (nitems > d->cap_items) {
@@ -189,11 +208,8 @@ static ellr_status build_items(ellr_cuda_matrix *d)
     if (!(st = dfree(&d->d_split)) && !(st = dalloc(&d->d_split, (size_t)nsplit, "the split slices"))) d->cap_split = nsplit;
     else d->cap_split = 0;
   }
-  if (!st) {
-    cudaError_t e = cudaMemcpy(d->d_items, items, (size_t)nitems * sizeof(int2), cudaMemcpyHostToDevice);
-    if (e == cudaSuccess && nsplit) e = cudaMemcpy(d->d_split, split, (size_t)nsplit * sizeof(int32_t), cudaMemcpyHostToDevice);
-    if (e != cudaSuccess) st = cu_err(e, "cudaMemcpy (work items)", __LINE__);
-  }
+  if (!st) st = upload(d->d_items, items, (size_t)nitems * sizeof(int2), s, "cudaMemcpyAsync (work items)");
+  if (!st) st = upload(d->d_split, split, (size_t)nsplit * sizeof(int32_t), s, "cudaMemcpyAsync (split slices)");
   free(items);
   free(split);
   if (st) return st;
@@ -202,21 +218,23 @@ static ellr_status build_items(ellr_cuda_matrix *d)
   return ELLR_OK;
 }
 
-/* Device layout of d->plan from the uploaded CSR: plan arrays, storage, fill, work items. */
-static ellr_status build_layout(ellr_cuda_matrix *d, int first)
+/* Device layout of d->plan from the CSR on the device: plan arrays, storage, fill, work items, all on
+   s.  Returns with s synchronized (the host plan arrays copied; nothing of the old layout in use). */
+static ellr_status build_layout(ellr_cuda_matrix *d, int first, cudaStream_t s)
 {
   const ellr_plan *pl          = &d->plan;
   const size_t     nstoredrows = (size_t)pl->nslices * pl->C;
   if (first) {
     TRY(dalloc(&d->d_rowlen, nstoredrows, "the row lengths"));
-    CU(cudaMemcpy(d->d_rowlen, pl->rowlen, nstoredrows * sizeof(int32_t), cudaMemcpyHostToDevice));
+    TRY(upload(d->d_rowlen, pl->rowlen, nstoredrows * sizeof(int32_t), s, "cudaMemcpyAsync (row lengths)"));
     if (pl->perm) {
       TRY(dalloc(&d->d_perm, (size_t)pl->nrows, "the row permutation"));
-      CU(cudaMemcpy(d->d_perm, pl->perm, (size_t)pl->nrows * sizeof(int32_t), cudaMemcpyHostToDevice));
+      TRY(upload(d->d_perm, pl->perm, (size_t)pl->nrows * sizeof(int32_t), s, "cudaMemcpyAsync (row permutation)"));
     }
     TRY(dalloc(&d->d_slice_start, (size_t)pl->nslices + 1, "the slice offsets"));
   }
-  CU(cudaMemcpy(d->d_slice_start, pl->slice_start, ((size_t)pl->nslices + 1) * sizeof(int64_t), cudaMemcpyHostToDevice));
+  CU(cudaStreamSynchronize(s)); /* products of the old layout (tuning) done before its storage goes */
+  TRY(upload(d->d_slice_start, pl->slice_start, ((size_t)pl->nslices + 1) * sizeof(int64_t), s, "cudaMemcpyAsync (slice offsets)"));
   const int64_t nstored = pl->stats.nstored;
   if (nstored != d->cap_stored || !d->d_col) {
     TRY(dfree(&d->d_col));
@@ -230,11 +248,12 @@ static ellr_status build_layout(ellr_cuda_matrix *d, int first)
   const int64_t threads = (int64_t)nstoredrows * pl->T;
   if (threads > 0 && nstored > 0) {
     const int64_t blocks = (threads + 255) / 256;
-    ellr_kernel_fill<<<(unsigned)blocks, 256>>>((int64_t)nstoredrows, pl->nrows, pl->C, pl->T, d->d_slice_start, d->d_rowlen, d->d_perm, d->d_csr_rowptr, d->d_csr_col, d->d_csr_val, d->d_col, d->d_val, 0);
+    ellr_kernel_fill<<<(unsigned)blocks, 256, 0, s>>>((int64_t)nstoredrows, pl->nrows, pl->C, pl->T, d->d_slice_start, d->d_rowlen, d->d_perm, d->d_csr_rowptr, d->d_csr_col, d->d_csr_val, d->d_col, d->d_val, 0);
     CU(cudaGetLastError());
   }
   resolve_kopts(d);
-  TRY(build_items(d));
+  TRY(build_items(d, s));
+  CU(cudaStreamSynchronize(s));
   return ELLR_OK;
 }
 
@@ -336,41 +355,47 @@ ellr_status ellr_cuda_mult(ellr_cuda_matrix *d, const double *x, const double *z
 }
 
 /* ---- tuning ------------------------------------------------------------------------------------ */
-/* Another T: re-plan on the host (O(n): the full sort is a counting sort) and refill on the GPU. */
-static ellr_status retile(ellr_cuda_matrix *d, int T)
+/* Another T: re-plan on the host (O(n): same order, no re-sort) and refill on the GPU from the CSR
+   kept by create. */
+static ellr_status retile(ellr_cuda_matrix *d, int T, cudaStream_t s)
 {
   ellr_plan   np;
   ellr_params p     = d->params;
   p.threads_per_row = T;
   TRY(ellr_plan_retile(&d->plan, T, &p, &np)); /* same order: no re-sort */
-  ellr_plan_destroy(&d->plan);
+  ellr_plan_destroy(&d->plan); /* its arrays were last copied in a build_layout that synchronized */
   d->plan = np;
-  d->T    = T;
-  return build_layout(d, 0);
+  return build_layout(d, 0, s);
 }
 
-static ellr_status time_product(ellr_cuda_matrix *d, cudaEvent_t e0, cudaEvent_t e1, float *ms)
+struct tune_ctx {
+  cudaStream_t s;
+  cudaEvent_t  e0, e1;
+  double      *tx, *ty;
+};
+
+static ellr_status time_product(ellr_cuda_matrix *d, const tune_ctx *c, float *ms)
 {
-  CU(cudaEventRecord(e0, 0));
-  TRY(ellr_cuda_mult(d, d->d_tx, NULL, d->d_ty, 0, NULL));
-  CU(cudaEventRecord(e1, 0));
-  CU(cudaEventSynchronize(e1));
-  CU(cudaEventElapsedTime(ms, e0, e1));
+  CU(cudaEventRecord(c->e0, c->s));
+  TRY(ellr_cuda_mult(d, c->tx, NULL, c->ty, 0, (void *)c->s));
+  CU(cudaEventRecord(c->e1, c->s));
+  CU(cudaEventSynchronize(c->e1));
+  CU(cudaEventElapsedTime(ms, c->e0, c->e1));
   d->info.tune_products++;
   return ELLR_OK;
 }
 
 /* The faster of two timed products. */
-static ellr_status time_best2(ellr_cuda_matrix *d, cudaEvent_t e0, cudaEvent_t e1, float *ms)
+static ellr_status time_best2(ellr_cuda_matrix *d, const tune_ctx *c, float *ms)
 {
   float t1, t2;
-  TRY(time_product(d, e0, e1, &t1));
-  TRY(time_product(d, e0, e1, &t2));
+  TRY(time_product(d, c, &t1));
+  TRY(time_product(d, c, &t2));
   *ms = t1 < t2 ? t1 : t2;
   return ELLR_OK;
 }
 
-static ellr_status tune_with_events(ellr_cuda_matrix *d, cudaEvent_t e0, cudaEvent_t e1)
+static ellr_status tune_products(ellr_cuda_matrix *d, const tune_ctx *c)
 {
   const ellr_params *p   = &d->params;
   const int          T0  = d->plan.T;
@@ -384,36 +409,36 @@ static ellr_status tune_with_events(ellr_cuda_matrix *d, cudaEvent_t e0, cudaEve
     if (T0 * 4 <= ELLR_MAX_THREADS_PER_ROW) Ts[nT++] = T0 * 4;
   }
   if (d->plan.ncols > 0) {
-    ellr_kernel_init_x<<<(unsigned)((d->plan.ncols + 255) / 256), 256>>>(d->plan.ncols, d->d_tx);
+    ellr_kernel_init_x<<<(unsigned)((d->plan.ncols + 255) / 256), 256, 0, c->s>>>(d->plan.ncols, c->tx);
     CU(cudaGetLastError());
   }
   int   bestT = T0;
   float best  = 1e30f, ms;
   d->bs       = bs0;
-  TRY(time_product(d, e0, e1, &ms)); /* warm-up: module load, first touch */
+  TRY(time_product(d, c, &ms)); /* warm-up: module load, first touch */
   for (int k = 0; k < nT; k++) {
     if (Ts[k] != d->plan.T) {
-      ellr_status st = retile(d, Ts[k]);
+      ellr_status st = retile(d, Ts[k], c->s);
       if (st == ELLR_ERR_FILL) continue; /* this T pads past max_fill: not a candidate */
       if (st == ELLR_ERR_CUDA && strstr(ellr_last_error(), "out of memory")) {
         (void)cudaGetLastError();
-        TRY(retile(d, bestT)); /* back to a layout that fits */
+        TRY(retile(d, bestT, c->s)); /* back to a layout that fits */
         continue;
       }
       if (st) return st;
     }
-    TRY(time_best2(d, e0, e1, &ms));
+    TRY(time_best2(d, c, &ms));
     if (ms < best) {
       best  = ms;
       bestT = Ts[k];
     }
   }
-  if (d->plan.T != bestT) TRY(retile(d, bestT));
+  if (d->plan.T != bestT) TRY(retile(d, bestT, c->s));
   /* kernel options left automatic: the other stopping rule (row length / slice width), the other load path */
   if (d->req.uselen != 0 && d->req.uselen != 1) {
     const int was = d->uselen;
     d->uselen     = !was;
-    TRY(time_best2(d, e0, e1, &ms));
+    TRY(time_best2(d, c, &ms));
     if (ms < best) best = ms;
     else d->uselen = was;
     d->req.uselen = d->uselen;
@@ -421,7 +446,7 @@ static ellr_status tune_with_events(ellr_cuda_matrix *d, cudaEvent_t e0, cudaEve
   if (d->req.loads != 0 && d->req.loads != 1) {
     const int was = d->loads;
     d->loads      = !was;
-    TRY(time_best2(d, e0, e1, &ms));
+    TRY(time_best2(d, c, &ms));
     if (ms < best) best = ms;
     else d->loads = was;
     d->req.loads = d->loads;
@@ -432,7 +457,7 @@ static ellr_status tune_with_events(ellr_cuda_matrix *d, cudaEvent_t e0, cudaEve
     for (int k = 0; k < 3; k++) {
       if (bss[k] == bs0) continue;
       d->bs = bss[k];
-      TRY(time_best2(d, e0, e1, &ms));
+      TRY(time_best2(d, c, &ms));
       if (ms < best) {
         best   = ms;
         bestbs = bss[k];
@@ -443,72 +468,94 @@ static ellr_status tune_with_events(ellr_cuda_matrix *d, cudaEvent_t e0, cudaEve
   return ELLR_OK;
 }
 
-static ellr_status tune(ellr_cuda_matrix *d)
+/* The CSR kept by create for tuning: column indices always; row offsets and values unless they
+   have become the refresh scratch. */
+static ellr_status free_tuning_csr(ellr_cuda_matrix *d)
 {
-  cudaEvent_t e0 = NULL, e1 = NULL;
-  CU(cudaEventCreate(&e0));
-  cudaError_t e = cudaEventCreate(&e1);
-  if (e != cudaSuccess) {
-    cudaEventDestroy(e0);
-    return cu_err(e, "cudaEventCreate", __LINE__);
+  ellr_status st = dfree(&d->d_csr_col), s2;
+  if (!d->refresh_ready) {
+    if ((s2 = dfree(&d->d_csr_rowptr)) && !st) st = s2;
+    if ((s2 = dfree(&d->d_csr_val)) && !st) st = s2;
   }
-  ellr_status st  = tune_with_events(d, e0, e1);
-  cudaError_t ea = cudaEventDestroy(e0), eb = cudaEventDestroy(e1);
-  if (!st && ea != cudaSuccess) st = cu_err(ea, "cudaEventDestroy", __LINE__);
-  if (!st && eb != cudaSuccess) st = cu_err(eb, "cudaEventDestroy", __LINE__);
+  d->tune_pending = 0;
   return st;
+}
+
+ellr_status ellr_cuda_tune(ellr_cuda_matrix *d, const ellr_csr *a, void *stream)
+{
+  if (!d) return ellr_error(ELLR_ERR_ARG, "ellr_cuda_tune: no matrix");
+  if (!d->tune_pending) return ELLR_OK; /* tuned already, nothing to tune, or no rows */
+  const ellr_plan *pl = &d->plan;
+  if (a && (a->nrows != pl->nrows || a->ncols != pl->ncols || !a->rowptr || a->rowptr[a->nrows] != d->nnz))
+    return ellr_error(ELLR_ERR_ARG, "ellr_cuda_tune: the matrix is %d x %d with %lld entries, not the %d x %d with %lld planned", a->nrows, a->ncols, a->rowptr ? (long long)a->rowptr[a->nrows] : -1LL, pl->nrows, pl->ncols, (long long)d->nnz);
+  const double t0 = wall_ms();
+  tune_ctx     c;
+  memset(&c, 0, sizeof(c));
+  c.s                   = (cudaStream_t)stream;
+  d->info.tune_products = 0;
+  ellr_status st        = mem_check((size_t)(pl->nrows + pl->ncols) * 8, "the tuning vectors");
+  if (!st) st = dalloc(&c.tx, (size_t)(pl->ncols > 0 ? pl->ncols : 1), "the tuning vector x");
+  if (!st) st = dalloc(&c.ty, (size_t)pl->nrows, "the tuning vector y");
+  cudaError_t e = cudaSuccess;
+  if (!st && (e = cudaEventCreate(&c.e0)) != cudaSuccess) st = cu_err(e, "cudaEventCreate", __LINE__);
+  if (!st && (e = cudaEventCreate(&c.e1)) != cudaSuccess) st = cu_err(e, "cudaEventCreate", __LINE__);
+  /* a refill queued by ellr_cuda_update_values (perhaps on another stream) lands before the retiling */
+  if (!st && d->refresh_done && (e = cudaStreamWaitEvent(c.s, d->refresh_done, 0)) != cudaSuccess) st = cu_err(e, "cudaStreamWaitEvent", __LINE__);
+  if (!st) st = tune_products(d, &c);
+  e = cudaStreamSynchronize(c.s);
+  if (!st && e != cudaSuccess) st = cu_err(e, "cudaStreamSynchronize", __LINE__);
+  if (c.e0 && (e = cudaEventDestroy(c.e0)) != cudaSuccess && !st) st = cu_err(e, "cudaEventDestroy", __LINE__);
+  if (c.e1 && (e = cudaEventDestroy(c.e1)) != cudaSuccess && !st) st = cu_err(e, "cudaEventDestroy", __LINE__);
+  ellr_status s2 = dfree(&c.tx);
+  if (!st) st = s2;
+  s2 = dfree(&c.ty);
+  if (!st) st = s2;
+  if (st) return st; /* the CSR stays: a second call may try again, destroy frees it */
+  TRY(free_tuning_csr(d));
+  d->info.tuned   = 1;
+  d->info.tune_ms = wall_ms() - t0;
+  return ELLR_OK;
 }
 
 /* ---- create / update / destroy ------------------------------------------------------------------ */
-static ellr_status free_create_scratch(ellr_cuda_matrix *d)
+static ellr_status create_device(ellr_cuda_matrix *d, const ellr_csr *a, cudaStream_t s)
 {
-  ellr_status st = ELLR_OK, s2;
-  if ((s2 = dfree(&d->d_csr_rowptr)) && !st) st = s2;
-  if ((s2 = dfree(&d->d_csr_col)) && !st) st = s2;
-  if ((s2 = dfree(&d->d_csr_val)) && !st) st = s2;
-  if ((s2 = dfree(&d->d_tx)) && !st) st = s2;
-  if ((s2 = dfree(&d->d_ty)) && !st) st = s2;
-  return st;
-}
-
-static ellr_status create_device(ellr_cuda_matrix *d, const ellr_csr *a)
-{
-  const ellr_plan *pl    = &d->plan;
-  const int64_t    nnz   = d->nnz;
-  const int        tuned = !d->params.threads_per_row || !d->params.block_size;
+  const ellr_plan *pl  = &d->plan;
+  const int64_t    nnz = d->nnz;
   if (ellr_cuda_device_count() <= 0) return ellr_error(ELLR_ERR_CUDA, "no CUDA device is available (no GPU, or no driver)");
-  size_t need = (size_t)(pl->nrows + 1) * 4 + (size_t)nnz * 12 + plan_device_bytes(pl) + (size_t)ellr_cuda_count_items(pl, 64, NULL) * 8;
-  if (tuned) need += (size_t)(pl->nrows + pl->ncols) * 8;
+  const size_t need = (size_t)(pl->nrows + 1) * 4 + (size_t)nnz * 12 + plan_device_bytes(pl) + (size_t)ellr_cuda_count_items(pl, 64, NULL) * 8;
   TRY(mem_check(need, "the matrix (padded storage plus the CSR upload)"));
 
   double t0 = wall_ms();
   TRY(dalloc(&d->d_csr_rowptr, (size_t)pl->nrows + 1, "the CSR row offsets"));
   TRY(dalloc(&d->d_csr_col, (size_t)nnz, "the CSR column indices"));
   TRY(dalloc(&d->d_csr_val, (size_t)nnz, "the CSR values"));
-  CU(cudaMemcpy(d->d_csr_rowptr, a->rowptr, ((size_t)pl->nrows + 1) * sizeof(int32_t), cudaMemcpyHostToDevice));
-  if (nnz) {
-    CU(cudaMemcpy(d->d_csr_col, a->colidx, (size_t)nnz * sizeof(int32_t), cudaMemcpyHostToDevice));
-    CU(cudaMemcpy(d->d_csr_val, a->val, (size_t)nnz * sizeof(double), cudaMemcpyHostToDevice));
-  }
+  d->tune_pending = 1; /* the CSR is on the device: destroy frees it whatever happens next */
+  TRY(upload(d->d_csr_rowptr, a->rowptr, ((size_t)pl->nrows + 1) * sizeof(int32_t), s, "cudaMemcpyAsync (CSR row offsets)"));
+  TRY(upload(d->d_csr_col, a->colidx, (size_t)nnz * sizeof(int32_t), s, "cudaMemcpyAsync (CSR column indices)"));
+  TRY(upload(d->d_csr_val, a->val, (size_t)nnz * sizeof(double), s, "cudaMemcpyAsync (CSR values)"));
   d->info.upload_ms = wall_ms() - t0;
 
   t0 = wall_ms();
-  TRY(build_layout(d, 1));
-  CU(cudaDeviceSynchronize());
+  d->bs = d->params.block_size ? d->params.block_size : 256;
+  TRY(build_layout(d, 1, s)); /* returns with s synchronized */
   d->info.fill_ms = wall_ms() - t0;
 
-  d->T  = d->plan.T;
-  d->bs = d->params.block_size ? d->params.block_size : 256;
-  if (tuned && pl->nrows > 0) {
-    t0 = wall_ms();
-    TRY(dalloc(&d->d_tx, (size_t)(pl->ncols > 0 ? pl->ncols : 1), "the tuning vector x"));
-    TRY(dalloc(&d->d_ty, (size_t)pl->nrows, "the tuning vector y"));
-    TRY(tune(d));
-    CU(cudaDeviceSynchronize());
-    d->info.tune_ms = wall_ms() - t0;
-  }
-  TRY(free_create_scratch(d));
+  if ((!d->params.threads_per_row || !d->params.block_size) && pl->nrows > 0) return ELLR_OK; /* tuning pending: keep the CSR */
+  TRY(free_tuning_csr(d));
+  d->info.tuned = 1; /* nothing to tune */
   return ELLR_OK;
+}
+
+static size_t scratch_bytes(const ellr_cuda_matrix *d)
+{
+  const ellr_plan *pl = &d->plan;
+  size_t           b  = 0;
+  if (d->d_csr_rowptr) b += ((size_t)pl->nrows + 1) * 4;
+  if (d->d_csr_col) b += (size_t)d->nnz * 4;
+  if (d->d_csr_val) b += (size_t)d->nnz * 8;
+  if (d->d_x) b += 2 * d->stage_n * sizeof(double);
+  return b;
 }
 
 static size_t device_bytes(const ellr_cuda_matrix *d)
@@ -516,11 +563,10 @@ static size_t device_bytes(const ellr_cuda_matrix *d)
   const ellr_plan *pl = &d->plan;
   size_t           b  = (size_t)d->cap_stored * 12 + (size_t)pl->nslices * pl->C * 4 + (pl->perm ? (size_t)pl->nrows * 4 : 0) + ((size_t)pl->nslices + 1) * 8;
   b += (size_t)d->cap_items * sizeof(int2) + (size_t)d->cap_split * 4;
-  if (d->d_x) b += 2 * d->stage_n * sizeof(double);
-  return b;
+  return b + scratch_bytes(d);
 }
 
-ellr_status ellr_cuda_create(const ellr_csr *a, const ellr_params *p, ellr_cuda_matrix **out)
+ellr_status ellr_cuda_create(const ellr_csr *a, const ellr_params *p, void *stream, ellr_cuda_matrix **out)
 {
   if (!out) return ellr_error(ELLR_ERR_ARG, "ellr_cuda_create: no output pointer");
   *out = NULL;
@@ -537,85 +583,142 @@ ellr_status ellr_cuda_create(const ellr_csr *a, const ellr_params *p, ellr_cuda_
   }
   d->info.plan_ms = wall_ms() - t0;
   d->nnz          = d->plan.stats.nnz;
-  d->host_csr     = a;
   if (a->nrows > 0 && d->nnz > 0 && (!a->colidx || !a->val)) st = ellr_error(ELLR_ERR_ARG, "CSR column indices or values are missing");
-  if (!st) st = create_device(d, a);
+  if (!st) st = create_device(d, a, (cudaStream_t)stream);
   if (st) {
     char msg[512];
     snprintf(msg, sizeof(msg), "%s", ellr_last_error());
+    (void)cudaStreamSynchronize((cudaStream_t)stream); /* nothing queued may still read a or the plan */
+    (void)cudaGetLastError();
     ellr_cuda_destroy(d); /* frees what was allocated; keep the first error's text */
     ellr_error(st, "%s", msg);
     return st;
   }
-  d->host_csr = NULL;
-  *out        = d;
+  *out = d;
   return ELLR_OK;
 }
 
-ellr_status ellr_cuda_update_values(ellr_cuda_matrix *d, const ellr_csr *a)
+ellr_status ellr_cuda_update_values(ellr_cuda_matrix *d, const ellr_csr *a, void *stream)
 {
   if (!d || !a) return ellr_error(ELLR_ERR_ARG, "ellr_cuda_update_values: missing argument");
   const ellr_plan *pl = &d->plan;
   if (a->nrows != pl->nrows || a->ncols != pl->ncols || !a->rowptr || a->rowptr[a->nrows] != d->nnz)
     return ellr_error(ELLR_ERR_ARG, "ellr_cuda_update_values: the matrix is %d x %d with %lld entries, not the %d x %d with %lld planned", a->nrows, a->ncols, a->rowptr ? (long long)a->rowptr[a->nrows] : -1LL, pl->nrows, pl->ncols, (long long)d->nnz);
   if (d->nnz == 0 || pl->nrows == 0) return ELLR_OK;
-  TRY(mem_check((size_t)(pl->nrows + 1) * 4 + (size_t)d->nnz * 8, "the values update"));
-  ellr_status st = ELLR_OK;
-  if (!(st = dalloc(&d->d_csr_rowptr, (size_t)pl->nrows + 1, "the CSR row offsets")) && !(st = dalloc(&d->d_csr_val, (size_t)d->nnz, "the CSR values"))) {
-    cudaError_t e = cudaMemcpy(d->d_csr_rowptr, a->rowptr, ((size_t)pl->nrows + 1) * sizeof(int32_t), cudaMemcpyHostToDevice);
-    if (e == cudaSuccess) e = cudaMemcpy(d->d_csr_val, a->val, (size_t)d->nnz * sizeof(double), cudaMemcpyHostToDevice);
-    if (e == cudaSuccess) {
-      const int64_t threads = (int64_t)pl->nslices * pl->C * pl->T;
-      ellr_kernel_fill<<<(unsigned)((threads + 255) / 256), 256>>>((int64_t)pl->nslices * pl->C, pl->nrows, pl->C, pl->T, d->d_slice_start, d->d_rowlen, d->d_perm, d->d_csr_rowptr, NULL, d->d_csr_val, d->d_col, d->d_val, 1);
-      e = cudaGetLastError();
-    }
-    if (e != cudaSuccess) st = cu_err(e, "the values update", __LINE__);
+  if (!a->val) return ellr_error(ELLR_ERR_ARG, "ellr_cuda_update_values: no values");
+  cudaStream_t s = (cudaStream_t)stream;
+  if (!d->refresh_ready) {
+    /* first refresh: scratch for the values and row offsets, kept until destroy.  While tuning is
+       pending they are the CSR kept by create (so that tuning refills with these new values), row
+       offsets included; otherwise the row offsets go up now, once: same pattern, same offsets. */
+    if (!d->d_csr_val) TRY(dalloc(&d->d_csr_val, (size_t)d->nnz, "the values update"));
+    if (!d->d_csr_rowptr) TRY(dalloc(&d->d_csr_rowptr, (size_t)pl->nrows + 1, "the row offsets of the values update"));
+    if (!d->tune_pending) TRY(upload(d->d_csr_rowptr, a->rowptr, ((size_t)pl->nrows + 1) * sizeof(int32_t), s, "cudaMemcpyAsync (CSR row offsets)"));
+    if (!d->refresh_done) CU(cudaEventCreateWithFlags(&d->refresh_done, cudaEventDisableTiming));
+    d->refresh_ready = 1;
   }
-  ellr_status s2 = dfree(&d->d_csr_rowptr); /* cudaFree waits for the fill */
-  if (!st) st = s2;
-  s2 = dfree(&d->d_csr_val);
-  if (!st) st = s2;
-  return st;
+  /* The previous refill (perhaps queued on another stream) must have read the scratch before it is
+     overwritten. */
+  CU(cudaStreamWaitEvent(s, d->refresh_done, 0));
+  /* The caller may change a->val as soon as we return, and cudaMemcpyAsync from pageable memory is
+     only documented as "might be synchronous".  Either a pinned copy of the values or a wait for the
+     copy: the wait is chosen.  A pinned buffer would hold another nnz doubles of page-locked host
+     memory per matrix (GBs for large matrices, memory the OS cannot page and that competes with
+     PETSc's and MPI's own pinned pools), its host memcpy is itself a synchronous pass over the same
+     bytes at memcpy speed (the driver's own pageable path already stages through pinned memory at
+     about that speed), and reusing it across calls needs an event wait anyway.  The wait also covers
+     work already queued on s: in PETSc the stream is normally idle when values change (assembly is
+     host work).  The refill kernel is queued after the wait and not waited for. */
+  CU(cudaMemcpyAsync(d->d_csr_val, a->val, (size_t)d->nnz * sizeof(double), cudaMemcpyHostToDevice, s));
+  CU(cudaStreamSynchronize(s));
+  const int64_t threads = (int64_t)pl->nslices * pl->C * pl->T;
+  ellr_kernel_fill<<<(unsigned)((threads + 255) / 256), 256, 0, s>>>((int64_t)pl->nslices * pl->C, pl->nrows, pl->C, pl->T, d->d_slice_start, d->d_rowlen, d->d_perm, d->d_csr_rowptr, NULL, d->d_csr_val, d->d_col, d->d_val, 1);
+  CU(cudaGetLastError());
+  CU(cudaEventRecord(d->refresh_done, s));
+  return ELLR_OK;
 }
 
+/* Pinned and device buffers for host vectors, large enough for either direction; allocated once. */
 static ellr_status ensure_staging(ellr_cuda_matrix *d)
 {
   if (d->h_x) return ELLR_OK;
   const size_t n = (size_t)(d->plan.nrows > d->plan.ncols ? d->plan.nrows : d->plan.ncols) + 1;
   TRY(mem_check(2 * n * sizeof(double), "the staging vectors"));
-  CU(cudaMallocHost((void **)&d->h_x, n * sizeof(double)));
-  cudaError_t e = cudaMallocHost((void **)&d->h_y, n * sizeof(double));
-  if (e == cudaSuccess) e = cudaMalloc((void **)&d->d_x, n * sizeof(double));
-  if (e == cudaSuccess) e = cudaMalloc((void **)&d->d_y, n * sizeof(double));
+  double     *hx = NULL, *hy = NULL, *dx = NULL, *dy = NULL;
+  cudaEvent_t e0 = NULL, e1 = NULL;
+  cudaError_t e  = cudaMallocHost((void **)&hx, n * sizeof(double));
+  if (e == cudaSuccess) e = cudaMallocHost((void **)&hy, n * sizeof(double));
+  if (e == cudaSuccess) e = cudaMalloc((void **)&dx, n * sizeof(double));
+  if (e == cudaSuccess) e = cudaMalloc((void **)&dy, n * sizeof(double));
+  if (e == cudaSuccess) e = cudaEventCreateWithFlags(&e0, cudaEventDisableTiming);
+  if (e == cudaSuccess) e = cudaEventCreateWithFlags(&e1, cudaEventDisableTiming);
   if (e != cudaSuccess) {
-    if (d->h_x) cudaFreeHost(d->h_x);
-    if (d->h_y) cudaFreeHost(d->h_y);
-    if (d->d_x) cudaFree(d->d_x);
-    d->h_x = d->h_y = d->d_x = d->d_y = NULL;
+    if (hx) cudaFreeHost(hx);
+    if (hy) cudaFreeHost(hy);
+    if (dx) cudaFree(dx);
+    if (dy) cudaFree(dy);
+    if (e0) cudaEventDestroy(e0);
+    if (e1) cudaEventDestroy(e1);
     return cu_err(e, "allocating the staging vectors", __LINE__);
   }
-  d->stage_n = n;
+  d->h_x        = hx;
+  d->h_y        = hy;
+  d->d_x        = dx;
+  d->d_y        = dy;
+  d->stage_h2d  = e0;
+  d->stage_used = e1;
+  d->stage_n    = n;
   return ELLR_OK;
 }
 
-ellr_status ellr_cuda_mult_host(ellr_cuda_matrix *d, const double *x, const double *z, double *y, int transpose)
+ellr_status ellr_cuda_mult_mixed(ellr_cuda_matrix *d, const double *x, int x_host, const double *z, int z_host, double *y, int y_host, int transpose, void *stream)
 {
-  if (!d) return ellr_error(ELLR_ERR_ARG, "ellr_cuda_mult_host: no matrix");
+  if (!d) return ellr_error(ELLR_ERR_ARG, "ellr_cuda_mult_mixed: no matrix");
+  x_host = x_host != 0;
+  z_host = z_host != 0;
+  y_host = y_host != 0;
+  if (z && z == y && z_host != y_host) return ellr_error(ELLR_ERR_ARG, "ellr_cuda_mult_mixed: z aliases y but one is said to be on the host and the other on the device");
   const size_t nin = (size_t)(transpose ? d->plan.nrows : d->plan.ncols), nout = (size_t)(transpose ? d->plan.ncols : d->plan.nrows);
   if (nout == 0) return ELLR_OK;
+  if (!y || (!x && nin > 0)) return ellr_error(ELLR_ERR_ARG, "ellr_cuda_mult_mixed: missing vector");
+  if (!x_host && !y_host && !(z && z_host)) return ellr_cuda_mult(d, x, z, y, transpose, stream); /* all on the device */
   TRY(ensure_staging(d));
-  if (nin) {
-    memcpy(d->h_x, x, nin * sizeof(double));
-    CU(cudaMemcpyAsync(d->d_x, d->h_x, nin * sizeof(double), cudaMemcpyHostToDevice, 0));
+  cudaStream_t s = (cudaStream_t)stream;
+  /* The previous staged product: its copies out of the pinned buffers must be done before the host
+     overwrites them, and (were it on another stream) its use of d_x / d_y before this stream's copies
+     overwrite those.  Both normally finished long ago. */
+  CU(cudaEventSynchronize(d->stage_h2d));
+  CU(cudaStreamWaitEvent(s, d->stage_used, 0));
+  const double *dx = x, *dz = z;
+  double       *dy  = y_host ? d->d_y : y;
+  int           h2d = 0;
+  if (x_host) {
+    dx = d->d_x;
+    if (nin) {
+      memcpy(d->h_x, x, nin * sizeof(double));
+      CU(cudaMemcpyAsync(d->d_x, d->h_x, nin * sizeof(double), cudaMemcpyHostToDevice, s));
+      h2d = 1;
+    }
   }
   if (z) {
-    memcpy(d->h_y, z, nout * sizeof(double));
-    CU(cudaMemcpyAsync(d->d_y, d->h_y, nout * sizeof(double), cudaMemcpyHostToDevice, 0));
+    if (z_host) {
+      /* z's values go straight into the device output, and the product adds in place (z aliasing y);
+         with z == y on the host that is y's own values */
+      memcpy(d->h_y, z, nout * sizeof(double));
+      CU(cudaMemcpyAsync(dy, d->h_y, nout * sizeof(double), cudaMemcpyHostToDevice, s));
+      h2d = 1;
+      dz  = dy;
+    } else if (z == y) dz = dy; /* both on the device */
+    /* else: z on the device, distinct from y */
   }
-  TRY(ellr_cuda_mult(d, d->d_x, z ? d->d_y : NULL, d->d_y, transpose, NULL));
-  CU(cudaMemcpyAsync(d->h_y, d->d_y, nout * sizeof(double), cudaMemcpyDeviceToHost, 0));
-  CU(cudaStreamSynchronize(0));
-  memcpy(y, d->h_y, nout * sizeof(double));
+  if (h2d) CU(cudaEventRecord(d->stage_h2d, s));
+  TRY(ellr_cuda_mult(d, dx, dz, dy, transpose, stream));
+  if (y_host) CU(cudaMemcpyAsync(d->h_y, d->d_y, nout * sizeof(double), cudaMemcpyDeviceToHost, s));
+  CU(cudaEventRecord(d->stage_used, s));
+  if (y_host) {
+    CU(cudaStreamSynchronize(s));
+    memcpy(y, d->h_y, nout * sizeof(double));
+  }
   return ELLR_OK;
 }
 
@@ -625,15 +728,26 @@ void ellr_cuda_get_info(const ellr_cuda_matrix *d, ellr_cuda_info *info)
   info->threads_per_row = d->plan.T;
   info->block_size      = d->bs;
   info->device_bytes    = device_bytes(d);
+  info->scratch_bytes   = scratch_bytes(d);
   info->plan            = &d->plan;
 }
 
 ellr_status ellr_cuda_destroy(ellr_cuda_matrix *d)
 {
   if (!d) return ELLR_OK;
-  ellr_status st = free_create_scratch(d), s2;
+  ellr_status st = ELLR_OK, s2;
+  cudaError_t e;
+#define CUDA1(call) \
+  if ((e = (call)) != cudaSuccess && !st) st = cu_err(e, #call, __LINE__)
+  /* pending staged copies and refills first (cudaFree below waits for the rest of the device's work) */
+  if (d->stage_h2d) CUDA1(cudaEventSynchronize(d->stage_h2d));
+  if (d->stage_used) CUDA1(cudaEventSynchronize(d->stage_used));
+  if (d->refresh_done) CUDA1(cudaEventSynchronize(d->refresh_done));
 #define FREE1(p) \
   if ((s2 = dfree(&d->p)) && !st) st = s2
+  FREE1(d_csr_rowptr);
+  FREE1(d_csr_col);
+  FREE1(d_csr_val);
   FREE1(d_slice_start);
   FREE1(d_rowlen);
   FREE1(d_perm);
@@ -644,25 +758,26 @@ ellr_status ellr_cuda_destroy(ellr_cuda_matrix *d)
   FREE1(d_x);
   FREE1(d_y);
 #undef FREE1
-  if (d->h_x) {
-    cudaError_t e = cudaFreeHost(d->h_x);
-    if (e != cudaSuccess && !st) st = cu_err(e, "cudaFreeHost", __LINE__);
-  }
-  if (d->h_y) {
-    cudaError_t e = cudaFreeHost(d->h_y);
-    if (e != cudaSuccess && !st) st = cu_err(e, "cudaFreeHost", __LINE__);
-  }
+  if (d->h_x) CUDA1(cudaFreeHost(d->h_x));
+  if (d->h_y) CUDA1(cudaFreeHost(d->h_y));
+  if (d->stage_h2d) CUDA1(cudaEventDestroy(d->stage_h2d));
+  if (d->stage_used) CUDA1(cudaEventDestroy(d->stage_used));
+  if (d->refresh_done) CUDA1(cudaEventDestroy(d->refresh_done));
+#undef CUDA1
   ellr_plan_destroy(&d->plan);
   free(d);
   return st;
 }
 
 /* ---- internal knobs (ellr_cuda_internal.cuh) ---------------------------------------------------- */
+/* Test and benchmark knobs: not stream-aware; they wait for the whole device, then work on the legacy
+   default stream. */
 ellr_status ellr_cuda_set_kopts(ellr_cuda_matrix *d, const ellr_cuda_kopts *o)
 {
+  CU(cudaDeviceSynchronize()); /* no product may be reading the work items about to be replaced */
   d->req = o ? *o : g_default_kopts;
   resolve_kopts(d);
-  return build_items(d);
+  return build_items(d, (cudaStream_t)0);
 }
 
 void ellr_cuda_get_kopts(const ellr_cuda_matrix *d, ellr_cuda_kopts *o)

@@ -4,7 +4,23 @@
   Device storage has the host layout of ellr.h.  The O(n) plan is made on the host;
   the CSR is uploaded once and the O(nnz) fill runs on the GPU, so that tuning the
   threads per row (which changes the layout) costs a device fill, not a host rebuild.
-  All pointers passed to the products are device pointers unless the name says host.
+
+  Life cycle (every call takes the stream to work on: a cudaStream_t as void *, NULL = the
+  legacy default stream; all copies and kernels of a call go to that stream):
+
+    ellr_cuda_create        plan, upload, fill with the plan's default T (or the one asked for)
+                            and block size 256 (or the one asked for); no tuning.
+    ellr_cuda_tune          (optional) tunes what the parameters left at 0, with timed products;
+                            a no-op when nothing is left to tune, when already tuned, or with no rows.
+    ellr_cuda_update_values new values of the same pattern (any number of times, before or after tune).
+    ellr_cuda_mult / ellr_cuda_mult_mixed   products.
+    ellr_cuda_destroy
+
+  Stream ordering: the matrix keeps no stream.  Calls that touch its storage (update_values,
+  mult, mult_mixed, tune) must be ordered by the caller: issue them all on one stream (PETSc's),
+  or order the streams yourself.  create and tune return with their stream synchronized;
+  update_values and the device products return without waiting for the GPU.
+  The current CUDA device must be the one the matrix was created on.
 */
 #ifndef ELLR_CUDA_H
 #define ELLR_CUDA_H
@@ -17,7 +33,8 @@ extern "C" {
 
 typedef struct ellr_cuda_matrix ellr_cuda_matrix;
 
-/* Number of usable CUDA devices; 0 when there is no device or no driver (never an error). */
+/* Number of usable CUDA devices; 0 when there is no device or no driver (never an error).
+   Asked of the driver once per process, then cached. */
 int ellr_cuda_device_count(void);
 
 /* Makes device (local_rank mod device count) current for this host thread: one GPU per MPI rank
@@ -26,34 +43,53 @@ ellr_status ellr_cuda_select_device(int local_rank);
 
 /* What the device copy chose and cost. */
 typedef struct {
-  int          threads_per_row; /* T in use (tuned when params asked for 0) */
-  int          block_size;      /* threads per block in use (tuned when params asked for 0) */
-  size_t       device_bytes;    /* GPU memory held by the matrix */
+  int          threads_per_row; /* T in use (tuned when params asked for 0 and ellr_cuda_tune ran) */
+  int          block_size;      /* threads per block in use (likewise) */
+  size_t       device_bytes;    /* GPU memory held by the matrix, scratch_bytes included */
+  size_t       scratch_bytes;   /* of which: CSR kept for tuning, refresh buffers, staging vectors */
   double       plan_ms;         /* host plan */
   double       upload_ms;       /* CSR to the GPU */
   double       fill_ms;         /* layout filled on the GPU */
-  double       tune_ms;         /* autotuning products */
+  double       tune_ms;         /* ellr_cuda_tune (0 until it has tuned something) */
   int          tune_products;   /* products spent tuning */
+  int          tuned;           /* 1 once ellr_cuda_tune has run (or had nothing to do) */
   const ellr_plan *plan;        /* the plan in use (host copy, for statistics) */
 } ellr_cuda_info;
 
-/* Builds the device storage of a with parameters p (threads_per_row or block_size 0:
-   tuned in a pre-process of a few products).  Fails with ELLR_ERR_FILL before any GPU
-   allocation when max_fill is exceeded, and with ELLR_ERR_CUDA naming the bytes asked
-   for when the GPU lacks memory.  Nothing is leaked on failure. */
-ellr_status ellr_cuda_create(const ellr_csr *a, const ellr_params *p, ellr_cuda_matrix **d);
+/* Builds the device storage of a with parameters p on stream.  threads_per_row 0: the plan's
+   default T (ellr_default_threads_per_row); block_size 0: 256 -- until ellr_cuda_tune.  Fails
+   with ELLR_ERR_FILL before any GPU allocation when max_fill is exceeded, and with ELLR_ERR_CUDA
+   naming the bytes asked for when the GPU lacks memory.  Nothing is leaked on failure.  Returns
+   with stream synchronized: a may be changed or freed right after.
+   When tuning is pending (T or block size 0, rows > 0) the uploaded CSR (12 nnz + 4 (n + 1)
+   bytes) stays on the GPU until ellr_cuda_tune (or ellr_cuda_destroy) frees it. */
+ellr_status ellr_cuda_create(const ellr_csr *a, const ellr_params *p, void *stream, ellr_cuda_matrix **d);
 
-/* New values, same pattern: uploads the values and refills the layout on the GPU. */
-ellr_status ellr_cuda_update_values(ellr_cuda_matrix *d, const ellr_csr *a);
+/* Tunes T, block size and the automatic kernel options (only what p left at 0), timing products
+   with CUDA events on stream, then frees the CSR kept by create.  a: the matrix given to create
+   (or updated since), used only to check sizes; NULL is accepted.  A no-op when there is nothing
+   to tune, when it has already run, or with no rows.  Returns with stream synchronized. */
+ellr_status ellr_cuda_tune(ellr_cuda_matrix *d, const ellr_csr *a, void *stream);
+
+/* New values, same pattern: copies a->val to the GPU and refills the layout, on stream.  The first
+   call allocates device scratch (nnz values + n + 1 row offsets, kept until destroy) and uploads
+   the row offsets; later calls allocate nothing.  Returns once a->val has been read (the copy is
+   complete; a may be changed right after) with the refill still queued on stream. */
+ellr_status ellr_cuda_update_values(ellr_cuda_matrix *d, const ellr_csr *a, void *stream);
 
 /* y = A x (+ z) or, with transpose, y = A^T x (+ z); z may be NULL or alias y.
-   Device pointers; runs on the given stream (NULL = the default stream). */
+   Device pointers; queued on stream, returns without waiting. */
 ellr_status ellr_cuda_mult(ellr_cuda_matrix *d, const double *x, const double *z, double *y, int transpose, void *stream);
 
-/* The same product on host arrays, staged through pinned buffers owned by d. */
-ellr_status ellr_cuda_mult_host(ellr_cuda_matrix *d, const double *x, const double *z, double *y, int transpose);
+/* The same product with each vector on the host (*_host = 1) or on the device (0), independently.
+   z may be NULL, or equal to y (then z_host must equal y_host).  Host vectors go through pinned
+   and device buffers owned by d (allocated at the first call, reused).  Queued on stream; returns
+   when every host output is written: with y on the host, after a stream synchronize; with y on the
+   device, without waiting (host inputs have been copied out by then, so they may change). */
+ellr_status ellr_cuda_mult_mixed(ellr_cuda_matrix *d, const double *x, int x_host, const double *z, int z_host, double *y, int y_host, int transpose, void *stream);
 
 void        ellr_cuda_get_info(const ellr_cuda_matrix *d, ellr_cuda_info *info);
+/* Frees everything; waits for the matrix's pending GPU work first. */
 ellr_status ellr_cuda_destroy(ellr_cuda_matrix *d);
 
 #ifdef __cplusplus

@@ -1,7 +1,26 @@
-/* ellr_device.cu - which GPU this process uses: one GPU per MPI rank on a node. */
+/* ellr_device.cu - which GPU this process uses: one GPU per MPI rank on a node; how many there are. */
 #include "ellr_cuda.h"
 
+#include <atomic>
 #include <cuda_runtime.h>
+
+/* The binding asks before every product: the driver is asked once, the answer kept (the devices a
+   process sees do not change while it runs).  -1: not asked yet.  Two threads asking at once both
+   ask the driver and store the same answer. */
+static std::atomic<int> g_device_count(-1);
+
+int ellr_cuda_device_count(void)
+{
+  int n = g_device_count.load(std::memory_order_relaxed);
+  if (n >= 0) return n;
+  cudaError_t e = cudaGetDeviceCount(&n);
+  if (e != cudaSuccess) {
+    (void)cudaGetLastError(); /* no driver / no device: not an error here */
+    n = 0;
+  }
+  g_device_count.store(n, std::memory_order_relaxed);
+  return n;
+}
 
 ellr_status ellr_cuda_select_device(int local_rank)
 {
