@@ -102,7 +102,7 @@ static PetscErrorCode RandInt(PetscRandom r, PetscInt lo, PetscInt hi, PetscInt 
 /* Chooses len distinct columns of [0, N) (sorted), forcing column `force` in when force >= 0. */
 static PetscErrorCode RandomRow(PetscRandom r, PetscInt N, PetscInt len, PetscInt force, PetscBool *mark, PetscInt *cols)
 {
-  PetscInt k = 0, c;
+  PetscInt k = 0, c = 0;
   PetscFunctionBeginUser;
   if (len > N) len = N;
   if (force >= 0 && len > 0) {
@@ -380,7 +380,7 @@ static PetscErrorCode CheckProducts(Ctx *ctx, Mat A, Mat B, const char *state, P
   PetscCall(FillVec(xt, 2.9));
   PetscCall(FillVec(zt, 4.1));
   if (needcount) {
-    PetscBool uses;
+    PetscBool uses = PETSC_TRUE;
     PetscCall(UsesStorage(A, &uses));
     if (!uses) {
       needcount  = PETSC_FALSE;
