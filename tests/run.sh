@@ -293,7 +293,7 @@ t_grep ex1_view_options "threads per row 4, slice height 32 \(128 slices?\), row
   -- "$EX1" -n 16 -mat_type ellrt -mat_view ::ascii_info -ksp_type cg -pc_type jacobi
 [ "$BACKEND" = cpu ] && t_fn ex1_default_no_ellr_products no_ellrmult $MPIEXEC -n 2 "$EX1" -n 16 -mat_type pellr -ksp_type cg -pc_type jacobi -log_view
 # -help lists the options under the matrix's prefix (PETSc's ex2 and ex1 call MatSetFromOptions)
-Q=1 t_grep help_lists_options "-mat_ellr_backend <now auto && -mat_ellr_threads_per_row && -mat_ellr_block_size && -mat_ellr_slice_height && -mat_ellr_sort: && -mat_ellr_sort_window && -mat_ellr_max_fill && -mat_ellr_verify" \
+Q=1 t_grep help_lists_options "-mat_ellr_backend:? <now auto && -mat_ellr_threads_per_row && -mat_ellr_block_size && -mat_ellr_slice_height && -mat_ellr_sort:? <[^>]*> Store rows && -mat_ellr_sort_window && -mat_ellr_max_fill && -mat_ellr_verify" \
   -- "$EX1" -n 4 -mat_type ellrt -help
 # the README's main job (make run-main)
 Q=1 t_grep ex1_main_job "Matrix type: seqaijellrt && KSP iterations: [0-9]+ \(CONVERGED_RTOL\) && petsc-ellr format ellrt" \

@@ -24,7 +24,9 @@ typedef struct {
 } MatELLRSettings;
 
 /* The sequential matrix: an AIJ matrix whose products run on an ELLPACK-R copy of its CSR. */
+#define MAT_SEQAIJELLR_MAGIC 0x454c4c5253455131LL /* "ELLRSEQ1" */
 typedef struct {
+  PetscInt64       magic; /* MAT_SEQAIJELLR_MAGIC: tells this type's spptr from another matrix's after a header merge */
   MatELLRSettings  settings;
   MatELLRFormat    typeformat; /* the format named by the type (a block's settings may name another) */
   struct _MatOps   baseops; /* AIJ's ops in place of the ones overridden, for chaining and converting back */

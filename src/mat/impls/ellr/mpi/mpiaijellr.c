@@ -13,7 +13,9 @@
 */
 #include "../ellrimpl.h"
 
+#define MAT_MPIAIJELLR_MAGIC 0x454c4c524d504931LL /* "ELLRMPI1" */
 typedef struct {
+  PetscInt64      magic; /* tells this type's spptr from another matrix's after a header merge */
   MatELLRSettings settings;
   MatELLRFormat   typeformat;
   struct _MatOps  baseops;
@@ -59,11 +61,8 @@ static PetscErrorCode MatELLRGetProductCount_MPIAIJELLR(Mat A, PetscInt *count)
 /* This type's data of A, or NULL when A's header holds another matrix's (see aijellrstorage.c). */
 static Mat_MPIAIJELLR *MatMPIAIJELLRGetData(Mat A)
 {
-  PetscErrorCode (*f)(Mat, PetscInt *) = NULL;
-
-  if (!A->spptr) return NULL;
-  if (PetscObjectQueryFunction((PetscObject)A, "MatELLRGetProductCount_C", &f) || f != MatELLRGetProductCount_MPIAIJELLR) return NULL;
-  return (Mat_MPIAIJELLR *)A->spptr;
+  Mat_MPIAIJELLR *m = (Mat_MPIAIJELLR *)A->spptr;
+  return m && m->magic == MAT_MPIAIJELLR_MAGIC ? m : NULL;
 }
 
 /* The off-diagonal block's settings: the parent's backend and block size, sorted 32-row slices. */
@@ -243,6 +242,7 @@ static PetscErrorCode MatMPIAIJELLRFree(Mat A)
 
   PetscFunctionBegin;
   PetscCall(MatMPIAIJELLRCompose(A, m->typeformat, PETSC_FALSE));
+  m->magic = 0;
   PetscCall(PetscFree(A->spptr));
   PetscFunctionReturn(0);
 }
@@ -358,6 +358,7 @@ static PetscErrorCode MatConvert_MPIAIJ_MPIAIJELLR_Format(Mat A, MatELLRFormat f
   B = *newmat;
   PetscCheck(!B->spptr, PetscObjectComm((PetscObject)B), PETSC_ERR_ARG_WRONG, "Cannot convert a matrix that already carries GPU or other extra data (type %s) to %s: convert it to MATMPIAIJ first", ((PetscObject)B)->type_name, MatELLRTypeName(format, PETSC_TRUE));
   PetscCall(PetscNew(&m));
+  m->magic      = MAT_MPIAIJELLR_MAGIC;
   B->spptr      = m;
   m->baseops    = *B->ops;
   m->typeformat = format;

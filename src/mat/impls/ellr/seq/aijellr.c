@@ -177,6 +177,7 @@ static PetscErrorCode MatSeqAIJELLRFree(Mat A)
   PetscCall(MatSeqAIJELLRFreeStorage(e));
   PetscCall(PetscFree2(e->rowptr32, e->colidx32));
   PetscCall(MatSeqAIJELLRCompose(A, e->typeformat, PETSC_FALSE));
+  e->magic = 0;
   PetscCall(PetscFree(A->spptr));
   PetscFunctionReturn(0);
 }
@@ -296,6 +297,7 @@ PetscErrorCode MatConvert_SeqAIJ_SeqAIJELLR_Format(Mat A, MatELLRFormat format, 
   B = *newmat;
   PetscCheck(!B->spptr, PETSC_COMM_SELF, PETSC_ERR_ARG_WRONG, "Cannot convert a matrix that already carries GPU or other extra data (type %s) to %s: convert it to MATSEQAIJ first", ((PetscObject)B)->type_name, MatELLRTypeName(format, PETSC_FALSE));
   PetscCall(PetscNew(&e));
+  e->magic   = MAT_SEQAIJELLR_MAGIC;
   B->spptr   = e;
   e->baseops = *B->ops;
   PetscCall(PetscObjectQueryFunction((PetscObject)B, "MatRetrieveValues_C", &e->baseretrievevalues));

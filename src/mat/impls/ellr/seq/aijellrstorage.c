@@ -37,17 +37,14 @@ PetscErrorCode MatELLRGetProductCount_SeqAIJELLR(Mat A, PetscInt *count)
 }
 
 /*
-  This type's data of A, or NULL when A's header no longer holds it.  MatHeaderMerge() (in-place LU, Cholesky,
-  ILU, ICC) keeps A's ops but gives A the data, spptr and composed functions of another matrix: the composed
-  query function tells whose they are.
+  This type's data of A, or NULL when A's header no longer holds it.  A header merge (in-place LU or ILU in
+  PETSc 3.18) keeps A's ops but gives A another matrix's data and spptr; the tag tells.  (The composed
+  functions cannot: PETSc 3.25 removes them before the destroy that a merge calls.)
 */
 Mat_SeqAIJELLR *MatSeqAIJELLRGetData(Mat A)
 {
-  PetscErrorCode (*f)(Mat, PetscInt *) = NULL;
-
-  if (!A->spptr) return NULL;
-  if (PetscObjectQueryFunction((PetscObject)A, "MatELLRGetProductCount_C", &f) || f != MatELLRGetProductCount_SeqAIJELLR) return NULL;
-  return (Mat_SeqAIJELLR *)A->spptr;
+  Mat_SeqAIJELLR *e = (Mat_SeqAIJELLR *)A->spptr;
+  return e && e->magic == MAT_SEQAIJELLR_MAGIC ? e : NULL;
 }
 
 PetscErrorCode MatSeqAIJELLRFreeStorage(Mat_SeqAIJELLR *e)
