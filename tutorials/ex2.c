@@ -6,7 +6,9 @@ Options:\n\
   -load_as_aij          load as MATAIJ and MatConvert to -mat_type (default: MatSetFromOptions before MatLoad)\n\
   -compare_aij          check MatMult/MatMultAdd/MatMultTranspose(Add) against a MATAIJ copy (rel. err <= -tol)\n\
   -tol <1e-12>          tolerance of -compare_aij\n\
-  -solve <true>         solve (false: products only)\n\n";
+  -solve <true>         solve (false: products only)\n\
+  -check_solution_aij   solve with MATAIJ too: both converge, the products agree at the solution to rounding, and\n\
+                        ||x - x_aij||_inf <= ||A^-1||_inf (||r||_inf + ||r_aij||_inf) (a dense inverse: small matrices)\n\n";
 
 /*
    ex2 - load a matrix (PETSc binary), solve with a known solution, compare with MATAIJ
@@ -106,6 +108,145 @@ static PetscErrorCode CompareWithAIJ(Mat A, PetscReal tol, PetscBool *ok)
   PetscFunctionReturn(0);
 }
 
+/* ||A^{-1}||_inf of a (small) matrix: the whole matrix on rank 0, dense LU, then A^{-1} from LU X = I. */
+static PetscErrorCode InverseNormInf(Mat B, PetscReal *nrm)
+{
+  Mat        *sub, D, Id, X;
+  IS          all;
+  PetscInt    N;
+  PetscMPIInt rank;
+
+  PetscFunctionBeginUser;
+  PetscCallMPI(MPI_Comm_rank(PETSC_COMM_WORLD, &rank));
+  PetscCall(MatGetSize(B, &N, NULL));
+  PetscCall(ISCreateStride(PETSC_COMM_SELF, rank == 0 ? N : 0, 0, 1, &all));
+  PetscCall(MatCreateSubMatrices(B, 1, &all, &all, MAT_INITIAL_MATRIX, &sub));
+  *nrm = 0;
+  if (rank == 0) {
+    PetscCall(MatConvert(sub[0], MATSEQDENSE, MAT_INITIAL_MATRIX, &D));
+    PetscCall(MatLUFactor(D, NULL, NULL, NULL));
+    PetscCall(MatCreateSeqDense(PETSC_COMM_SELF, N, N, NULL, &Id));
+    for (PetscInt i = 0; i < N; i++) PetscCall(MatSetValue(Id, i, i, 1.0, INSERT_VALUES));
+    PetscCall(MatAssemblyBegin(Id, MAT_FINAL_ASSEMBLY));
+    PetscCall(MatAssemblyEnd(Id, MAT_FINAL_ASSEMBLY));
+    PetscCall(MatDuplicate(Id, MAT_DO_NOT_COPY_VALUES, &X));
+    PetscCall(MatMatSolve(D, Id, X));
+    PetscCall(MatNorm(X, NORM_INFINITY, nrm));
+    PetscCall(MatDestroy(&D));
+    PetscCall(MatDestroy(&Id));
+    PetscCall(MatDestroy(&X));
+  }
+  PetscCall(MatDestroySubMatrices(1, &sub));
+  PetscCall(ISDestroy(&all));
+  PetscCallMPI(MPI_Bcast(nrm, 1, MPIU_REAL, 0, PETSC_COMM_WORLD));
+  PetscFunctionReturn(0);
+}
+
+/* |B| |x| (entrywise absolute values) and the longest row of B: what the rounding of a product is bounded by. */
+static PetscErrorCode AbsProduct(Mat B, Vec x, Vec ax, PetscInt *maxrow)
+{
+  Mat      C;
+  PetscInt rstart, rend;
+
+  PetscFunctionBeginUser;
+  PetscCall(MatDuplicate(B, MAT_COPY_VALUES, &C));
+  PetscCall(MatGetOwnershipRange(B, &rstart, &rend));
+  *maxrow = 0;
+  for (PetscInt i = rstart; i < rend; i++) {
+    PetscInt           nc;
+    const PetscInt    *cols;
+    const PetscScalar *v;
+    PetscScalar        a[4096];
+    PetscInt           c[4096];
+    PetscCall(MatGetRow(B, i, &nc, &cols, &v));
+    PetscCheck(nc <= 4096, PETSC_COMM_SELF, PETSC_ERR_SUP, "row too long for -check_solution_aij");
+    for (PetscInt k = 0; k < nc; k++) {
+      a[k] = PetscAbsScalar(v[k]);
+      c[k] = cols[k];
+    }
+    *maxrow = PetscMax(*maxrow, nc);
+    PetscCall(MatRestoreRow(B, i, &nc, &cols, &v));
+    PetscCall(MatSetValues(C, 1, &i, nc, c, a, INSERT_VALUES));
+  }
+  PetscCall(MatAssemblyBegin(C, MAT_FINAL_ASSEMBLY));
+  PetscCall(MatAssemblyEnd(C, MAT_FINAL_ASSEMBLY));
+  PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, maxrow, 1, MPIU_INT, MPI_MAX, PETSC_COMM_WORLD));
+  PetscCall(VecCopy(x, ax));
+  PetscCall(VecAbs(ax));
+  {
+    Vec t;
+    PetscCall(VecDuplicate(ax, &t));
+    PetscCall(VecCopy(ax, t));
+    PetscCall(MatMult(C, t, ax));
+    PetscCall(VecDestroy(&t));
+  }
+  PetscCall(MatDestroy(&C));
+  PetscFunctionReturn(0);
+}
+
+/* The same solve with MATAIJ (same b, same KSP options), and three checks whose tolerances come from the
+   problem, not from tuning; they hold whatever the two iteration counts are (rounding in the products changes
+   the iterates of an ill-conditioned solve, and so its iteration count):
+   1. both solves converged;
+   2. the products agree at the solution to rounding: ||A x - A_aij x||_inf <= 2 gamma_k || |A| |x| ||_inf,
+      gamma_k = k u / (1 - k u), k the longest row, u the unit roundoff (each product sums k terms);
+   3. the solutions agree as far as the conditioning lets them: x - x_aij = A^{-1} (r_aij - r), so
+      ||x - x_aij||_inf <= ||A^{-1}||_inf (||r||_inf + ||r_aij||_inf), residuals computed with MATAIJ. */
+static PetscErrorCode CheckSolutionWithAIJ(Mat A, Vec b, Vec x, KSPConvergedReason reason_a, PetscBool *ok)
+{
+  Mat                B;
+  KSP                ksp;
+  Vec                xa, r, ra, re, ax;
+  PetscReal          ninv, rn, ran, dn, xan, gap, axn, gamma;
+  PetscInt           its, k;
+  KSPConvergedReason reason;
+  const PetscReal    u = PETSC_MACHINE_EPSILON / 2;
+
+  PetscFunctionBeginUser;
+  PetscCall(MatConvert(A, MATAIJ, MAT_INITIAL_MATRIX, &B));
+  PetscCall(VecDuplicate(x, &xa));
+  PetscCall(VecDuplicate(b, &r));
+  PetscCall(VecDuplicate(b, &ra));
+  PetscCall(VecDuplicate(b, &re));
+  PetscCall(VecDuplicate(b, &ax));
+  PetscCall(KSPCreate(PETSC_COMM_WORLD, &ksp));
+  PetscCall(KSPSetOperators(ksp, B, B));
+  PetscCall(KSPSetFromOptions(ksp));
+  PetscCall(KSPSolve(ksp, b, xa));
+  PetscCall(KSPGetIterationNumber(ksp, &its));
+  PetscCall(KSPGetConvergedReason(ksp, &reason));
+  PetscCall(MatMult(B, x, r)); /* r = b - A_aij x */
+  PetscCall(VecAYPX(r, -1.0, b));
+  PetscCall(MatMult(A, x, re)); /* re = b - A x, with this matrix type's product */
+  PetscCall(VecAYPX(re, -1.0, b));
+  PetscCall(MatMult(B, xa, ra));
+  PetscCall(VecAYPX(ra, -1.0, b));
+  PetscCall(VecAXPY(re, -1.0, r));
+  PetscCall(VecNorm(re, NORM_INFINITY, &gap));
+  PetscCall(AbsProduct(B, x, ax, &k));
+  PetscCall(VecNorm(ax, NORM_INFINITY, &axn));
+  gamma = k * u / (1 - k * u);
+  PetscCall(VecNorm(r, NORM_INFINITY, &rn));
+  PetscCall(VecNorm(ra, NORM_INFINITY, &ran));
+  PetscCall(VecNorm(xa, NORM_INFINITY, &xan));
+  PetscCall(VecAXPY(xa, -1.0, x));
+  PetscCall(VecNorm(xa, NORM_INFINITY, &dn));
+  PetscCall(InverseNormInf(B, &ninv));
+  *ok = (PetscBool)(reason > 0 && reason_a > 0 && gap <= 2 * gamma * axn && dn <= ninv * (rn + ran));
+  PetscCall(PetscPrintf(PETSC_COMM_WORLD, "MATAIJ solve: %" PetscInt_FMT " iterations (%s)\n", its, KSPConvergedReasons[reason]));
+  PetscCall(PetscPrintf(PETSC_COMM_WORLD, "Products at the solution: ||A x - A_aij x|| = %.3e, rounding bound 2 gamma_%" PetscInt_FMT " || |A| |x| || = %.3e: %s\n", (double)gap, k, (double)(2 * gamma * axn), gap <= 2 * gamma * axn ? "within" : "ABOVE THE BOUND"));
+  PetscCall(PetscPrintf(PETSC_COMM_WORLD, "Solution vs MATAIJ: ||x - x_aij||/||x_aij|| = %.3e, bound ||A^-1|| (||r|| + ||r_aij||)/||x_aij|| = %.3e (||A^-1|| = %.3e): %s\n", (double)(dn / xan), (double)(ninv * (rn + ran) / xan), (double)ninv, dn <= ninv * (rn + ran) ? "within" : "ABOVE THE BOUND"));
+  PetscCall(PetscPrintf(PETSC_COMM_WORLD, "Check against MATAIJ: %s\n", *ok ? "passed" : "FAILED"));
+  PetscCall(KSPDestroy(&ksp));
+  PetscCall(VecDestroy(&xa));
+  PetscCall(VecDestroy(&r));
+  PetscCall(VecDestroy(&ra));
+  PetscCall(VecDestroy(&re));
+  PetscCall(VecDestroy(&ax));
+  PetscCall(MatDestroy(&B));
+  PetscFunctionReturn(0);
+}
+
 int main(int argc, char **argv)
 {
   Mat                A;
@@ -113,7 +254,7 @@ int main(int argc, char **argv)
   KSP                ksp;
   PetscViewer        viewer;
   char               file[PETSC_MAX_PATH_LEN] = "", type[256] = MATAIJ;
-  PetscBool          flg, load_as_aij = PETSC_FALSE, compare = PETSC_FALSE, solve = PETSC_TRUE, ok = PETSC_TRUE;
+  PetscBool          flg, load_as_aij = PETSC_FALSE, compare = PETSC_FALSE, solve = PETSC_TRUE, ok = PETSC_TRUE, checksol = PETSC_FALSE;
   PetscReal          tol = 1e-12, rnorm, bnorm, enorm, unorm;
   PetscInt           M, N, its, rstart, rend;
   MatInfo            info;
@@ -129,6 +270,7 @@ int main(int argc, char **argv)
   PetscCall(PetscOptionsBool("-compare_aij", "compare the products with MATAIJ's", "ex2.c", compare, &compare, NULL));
   PetscCall(PetscOptionsReal("-tol", "tolerance of -compare_aij", "ex2.c", tol, &tol, NULL));
   PetscCall(PetscOptionsBool("-solve", "solve A x = b", "ex2.c", solve, &solve, NULL));
+  PetscCall(PetscOptionsBool("-check_solution_aij", "check the solution against MATAIJ's with the bound of the conditioning", "ex2.c", checksol, &checksol, NULL));
   PetscOptionsEnd();
   PetscCheck(flg, PETSC_COMM_WORLD, PETSC_ERR_USER_INPUT, "Give a PETSc binary matrix with -f <file> (convert Matrix Market files with tutorials/mtx2petsc.py)");
   PetscCall(PetscOptionsGetString(NULL, NULL, "-mat_type", type, sizeof(type), NULL));
@@ -174,6 +316,7 @@ int main(int argc, char **argv)
     PetscCall(KSPGetIterationNumber(ksp, &its));
     PetscCall(KSPGetConvergedReason(ksp, &reason));
 
+    if (checksol) PetscCall(CheckSolutionWithAIJ(A, b, x, reason, &ok));
     PetscCall(MatMult(A, x, r));
     PetscCall(VecAYPX(r, -1.0, b));
     PetscCall(VecNorm(r, NORM_2, &rnorm));
