@@ -254,18 +254,15 @@ static PetscErrorCode LocalSizes(const Case *cs, PetscInt *m, PetscInt *n)
   PetscFunctionReturn(0);
 }
 
-static PetscErrorCode BuildMat(const Case *cs, const CSR *a, MatType type, PetscBool fromoptions, Mat *A)
+/* Preallocates A (again, if it was) for the rows of a owned here and sets them: MatXAIJSetPreallocation,
+   MatSetValues, assembly. */
+static PetscErrorCode FillFromCSR(Mat A, const CSR *a)
 {
-  PetscInt    m, n, rstart, rend, cstart, cend, *dnz, *onz;
+  PetscInt    rstart, rend, cstart, cend, *dnz, *onz;
   PetscLayout rmap, cmap;
 
   PetscFunctionBeginUser;
-  PetscCall(LocalSizes(cs, &m, &n));
-  PetscCall(MatCreate(PETSC_COMM_WORLD, A));
-  PetscCall(MatSetSizes(*A, m, n, a->M, a->N));
-  PetscCall(MatSetType(*A, type));
-  if (fromoptions) PetscCall(MatSetFromOptions(*A));
-  PetscCall(MatGetLayouts(*A, &rmap, &cmap));
+  PetscCall(MatGetLayouts(A, &rmap, &cmap));
   PetscCall(PetscLayoutSetUp(rmap));
   PetscCall(PetscLayoutSetUp(cmap));
   PetscCall(PetscLayoutGetRange(rmap, &rstart, &rend));
@@ -276,11 +273,25 @@ static PetscErrorCode BuildMat(const Case *cs, const CSR *a, MatType type, Petsc
       if (a->col[k] >= cstart && a->col[k] < cend) dnz[i - rstart]++;
       else onz[i - rstart]++;
     }
-  PetscCall(MatXAIJSetPreallocation(*A, 1, dnz, onz, NULL, NULL));
+  PetscCall(MatXAIJSetPreallocation(A, 1, dnz, onz, NULL, NULL));
   PetscCall(PetscFree2(dnz, onz));
-  for (PetscInt i = rstart; i < rend; i++) PetscCall(MatSetValues(*A, 1, &i, a->rowptr[i + 1] - a->rowptr[i], a->col + a->rowptr[i], a->val + a->rowptr[i], INSERT_VALUES));
-  PetscCall(MatAssemblyBegin(*A, MAT_FINAL_ASSEMBLY));
-  PetscCall(MatAssemblyEnd(*A, MAT_FINAL_ASSEMBLY));
+  for (PetscInt i = rstart; i < rend; i++) PetscCall(MatSetValues(A, 1, &i, a->rowptr[i + 1] - a->rowptr[i], a->col + a->rowptr[i], a->val + a->rowptr[i], INSERT_VALUES));
+  PetscCall(MatAssemblyBegin(A, MAT_FINAL_ASSEMBLY));
+  PetscCall(MatAssemblyEnd(A, MAT_FINAL_ASSEMBLY));
+  PetscFunctionReturn(0);
+}
+
+static PetscErrorCode BuildMat(const Case *cs, const CSR *a, MatType type, PetscBool fromoptions, Mat *A)
+{
+  PetscInt m, n;
+
+  PetscFunctionBeginUser;
+  PetscCall(LocalSizes(cs, &m, &n));
+  PetscCall(MatCreate(PETSC_COMM_WORLD, A));
+  PetscCall(MatSetSizes(*A, m, n, a->M, a->N));
+  PetscCall(MatSetType(*A, type));
+  if (fromoptions) PetscCall(MatSetFromOptions(*A));
+  PetscCall(FillFromCSR(*A, a));
   PetscFunctionReturn(0);
 }
 
@@ -590,27 +601,6 @@ static PetscErrorCode RunCOO(Ctx *ctx, const Case *cs, PetscInt icase, const CSR
   PetscFunctionReturn(0);
 }
 
-/* Rows of a owned here as a local CSR with global column indices (for MatXAIJSetPreallocation and
-   Mat{Seq,MPI}AIJSetPreallocationCSR). */
-static PetscErrorCode Prealloc(Mat A, const CSR *a)
-{
-  PetscInt rstart, rend, cstart, cend, *dnz, *onz;
-  PetscFunctionBeginUser;
-  PetscCall(MatGetOwnershipRange(A, &rstart, &rend));
-  PetscCall(MatGetOwnershipRangeColumn(A, &cstart, &cend));
-  PetscCall(PetscCalloc2(rend - rstart + 1, &dnz, rend - rstart + 1, &onz));
-  for (PetscInt i = rstart; i < rend; i++)
-    for (PetscInt k = a->rowptr[i]; k < a->rowptr[i + 1]; k++) {
-      if (a->col[k] >= cstart && a->col[k] < cend) dnz[i - rstart]++;
-      else onz[i - rstart]++;
-    }
-  PetscCall(MatXAIJSetPreallocation(A, 1, dnz, onz, NULL, NULL));
-  PetscCall(PetscFree2(dnz, onz));
-  for (PetscInt i = rstart; i < rend; i++) PetscCall(MatSetValues(A, 1, &i, a->rowptr[i + 1] - a->rowptr[i], a->col + a->rowptr[i], a->val + a->rowptr[i], INSERT_VALUES));
-  PetscCall(Assemble(A));
-  PetscFunctionReturn(0);
-}
-
 /* Preallocation again with a new pattern after use (MatXAIJSetPreallocation), then the CSR route
    (MatMPIAIJSetPreallocationCSR / MatSeqAIJSetPreallocationCSR) back to the first pattern. */
 static PetscErrorCode RunPrealloc(Ctx *ctx, const Case *cs, PetscInt icase, const CSR *a, MatType type, PetscBool need)
@@ -625,7 +615,7 @@ static PetscErrorCode RunPrealloc(Ctx *ctx, const Case *cs, PetscInt icase, cons
   PetscCall(BuildMat(cs, a, MATAIJ, PETSC_FALSE, &B));
   PetscCall(CheckProducts(ctx, A, B, "assembled", need));
   PetscCall(GetCSR(cs, icase + 200, &a2));
-  PetscCall(Prealloc(A, &a2));
+  PetscCall(FillFromCSR(A, &a2));
   PetscCall(BuildMat(cs, &a2, MATAIJ, PETSC_FALSE, &B2));
   PetscCall(CheckProducts(ctx, A, B2, "MatXAIJSetPreallocation again, new pattern", need));
   PetscCall(MatGetOwnershipRange(A, &rstart, &rend));

@@ -59,6 +59,7 @@ PETSC_INTERN PetscBool      MatELLRSettingsEqual(const MatELLRSettings *, const 
 PETSC_INTERN PetscErrorCode MatELLRCheckStatus(ellr_status, const char *what);
 PETSC_INTERN PetscErrorCode MatELLRResolveBackend(MatELLRBackend, MatELLRBackend *);
 PETSC_INTERN PetscErrorCode MatELLRRestoreBaseOps(Mat, const struct _MatOps *);
+PETSC_INTERN PetscErrorCode MatELLRCaptureBaseOps(MatType, struct _MatOps *, PetscBool *);
 PETSC_INTERN PetscErrorCode MatELLRSetDefaultVecType(Mat, const MatELLRBackend *);
 PETSC_INTERN PetscErrorCode MatELLRSelectDevice(void);
 PETSC_INTERN PetscErrorCode MatELLRGetStream(void **);

@@ -175,6 +175,21 @@ PetscErrorCode MatELLRResolveBackend(MatELLRBackend asked, MatELLRBackend *resol
   PetscFunctionReturn(0);
 }
 
+/* The ops of a plain matrix of this type, once (ops for a header that lost this plugin's data). */
+PetscErrorCode MatELLRCaptureBaseOps(MatType type, struct _MatOps *ops, PetscBool *captured)
+{
+  Mat t;
+
+  PetscFunctionBegin;
+  if (*captured) PetscFunctionReturn(0);
+  PetscCall(MatCreate(PETSC_COMM_SELF, &t));
+  PetscCall(MatSetType(t, type));
+  *ops      = *t->ops;
+  *captured = PETSC_TRUE;
+  PetscCall(MatDestroy(&t));
+  PetscFunctionReturn(0);
+}
+
 /* Turns an engine failure into a PETSc error whose text says what to change. */
 PetscErrorCode MatELLRCheckStatus(ellr_status st, const char *what)
 {

@@ -29,15 +29,8 @@ static PetscBool      MatMPIAIJELLR_AIJOpsCaptured = PETSC_FALSE;
 /* A plain MPIAIJ's ops, for a header that lost this type's data. */
 static PetscErrorCode MatMPIAIJELLRCaptureAIJOps(void)
 {
-  Mat t;
-
   PetscFunctionBegin;
-  if (MatMPIAIJELLR_AIJOpsCaptured) PetscFunctionReturn(0);
-  PetscCall(MatCreate(PETSC_COMM_SELF, &t));
-  PetscCall(MatSetType(t, MATMPIAIJ));
-  MatMPIAIJELLR_AIJOps         = *t->ops;
-  MatMPIAIJELLR_AIJOpsCaptured = PETSC_TRUE;
-  PetscCall(MatDestroy(&t));
+  PetscCall(MatELLRCaptureBaseOps(MATMPIAIJ, &MatMPIAIJELLR_AIJOps, &MatMPIAIJELLR_AIJOpsCaptured));
   PetscFunctionReturn(0);
 }
 

@@ -15,15 +15,8 @@ static PetscBool MatSeqAIJELLR_AIJOpsCaptured = PETSC_FALSE;
 /* A plain SEQAIJ's ops, for matrices whose header lost this type's data (see MatSeqAIJELLRGetData()). */
 PetscErrorCode MatSeqAIJELLRCaptureAIJOps(void)
 {
-  Mat t;
-
   PetscFunctionBegin;
-  if (MatSeqAIJELLR_AIJOpsCaptured) PetscFunctionReturn(0);
-  PetscCall(MatCreate(PETSC_COMM_SELF, &t));
-  PetscCall(MatSetType(t, MATSEQAIJ));
-  MatSeqAIJELLR_AIJOps         = *t->ops;
-  MatSeqAIJELLR_AIJOpsCaptured = PETSC_TRUE;
-  PetscCall(MatDestroy(&t));
+  PetscCall(MatELLRCaptureBaseOps(MATSEQAIJ, &MatSeqAIJELLR_AIJOps, &MatSeqAIJELLR_AIJOpsCaptured));
   PetscFunctionReturn(0);
 }
 
