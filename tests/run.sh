@@ -115,6 +115,13 @@ no_ellrmult() {
   grep -q "^MatMult " "$out" || { echo "no MatMult in -log_view ($*)"; return 1; }
   if grep -qE "^ELLRMult +[1-9]" "$out"; then echo "ELLRMult ran with the AIJ backend ($*)"; grep "^ELLRMult" "$out"; return 1; fi
 }
+# ok_lines N CMD...: succeeds, prints at least N lines starting "ok" and none starting "FAIL"
+ok_lines() {
+  local want=$1 out=$SCRATCH/oklines.$$.$RANDOM; shift
+  run "$out" "$@" || { echo "exit status $? ($*)"; tail -20 "$out"; return 1; }
+  if grep -q "^FAIL" "$out"; then echo "a check failed ($*)"; grep "^FAIL" "$out"; return 1; fi
+  [ "$(grep -c "^ok" "$out")" -ge "$want" ] || { echo "fewer than $want checks ran ($*)"; cat "$out"; return 1; }
+}
 # signs of a crash rather than a clean PETSc error
 crashed() { grep -qE "Caught signal|Segmentation|SEGV|double free|Aborted \(core|free\(\): invalid|corrupted" "$1"; }
 
@@ -257,6 +264,18 @@ for g in coo prealloc lifecycle; do
     Q=$q t_out "diff_aij_${g}_np$n" "diff_aij_$g" filter_std 0 -- $MPIEXEC -n $n "$DIFF" -group $g $ENGINE
   done
 done
+
+# a sweep of PETSc operations (MatZeroRowsColumns, MatDiagonalSet, MatChop, MatPtAP, MatCreateRedundantMatrix,
+# conversions to other types, MatLoad, DMCreateMatrix, flop counts, ...) against MATAIJ; settings under an options
+# prefix kept through header merges; MatSeqAIJSetColumnIndices and MatCreateSubMatrices reuse
+for n in 1 2; do
+  Q=$([ $n = 1 ] && echo 1 || echo 0) t_grep "ops_sweep_np$n" "^0 failed" -- $MPIEXEC -n $n "$BUILD/tests/ops_sweep" $ENGINE -binfile "$SCRATCH/ops_sweep_np$n.bin"
+  t_grep "prefix_settings_np$n" "^0 failed" -- $MPIEXEC -n $n "$BUILD/tests/prefix_settings" -a_mat_ellr_backend $BACKEND
+done
+t_fn pattern_misc ok_lines 4 "$BUILD/tests/pattern_misc" $ENGINE
+# -help in the MatCreate / MatSetType / MatSetFromOptions order lists the options (2 ranks; on 1 PETSc itself
+# prints no MatSetFromOptions block in that order, for MATAIJ as well)
+t_grep help_order_np2 "-a_mat_type:? <now && -a_mat_ellr_backend:? <now" -- $MPIEXEC -n 2 "$BUILD/tests/help_order" -type ellrt -prefix a_ -help
 
 # ================================================================== 2. ex1: 3D Poisson, same answers as MATAIJ
 EX1OPTS="-n 16 -ksp_type cg -pc_type jacobi"

@@ -29,6 +29,7 @@ typedef struct {
   PetscInt64       magic; /* MAT_SEQAIJELLR_MAGIC: tells this type's spptr from another matrix's after a header merge */
   MatELLRSettings  settings;
   MatELLRFormat    typeformat; /* the format named by the type (a block's settings may name another) */
+  Mat              owner;      /* the matrix whose options the settings came from (a header merge moves the data) */
   struct _MatOps   baseops; /* AIJ's ops in place of the ones overridden, for chaining and converting back */
   /* AIJ's composed methods that change the pattern: called, then the storage is dropped */
   PetscErrorCode (*baseretrievevalues)(Mat);
@@ -36,6 +37,7 @@ typedef struct {
   PetscErrorCode (*baseprealloccsr)(Mat, const PetscInt[], const PetscInt[], const PetscScalar[]);
   PetscErrorCode (*baseresetprealloc)(Mat);
   PetscErrorCode (*basecoo)(Mat, PetscCount, PetscInt[], PetscInt[]);
+  PetscErrorCode (*basecolumnindices)(Mat, PetscInt *);
   MatELLRBackend   backend;  /* resolved: AIJ, CPU or CUDA */
   PetscBool        resolved; /* backend resolved for the current settings */
   PetscBool        built;
@@ -59,7 +61,7 @@ PETSC_INTERN PetscBool      MatELLRSettingsEqual(const MatELLRSettings *, const 
 PETSC_INTERN PetscErrorCode MatELLRCheckStatus(ellr_status, const char *what);
 PETSC_INTERN PetscErrorCode MatELLRResolveBackend(MatELLRBackend, MatELLRBackend *);
 PETSC_INTERN PetscErrorCode MatELLRRestoreBaseOps(Mat, const struct _MatOps *);
-PETSC_INTERN PetscErrorCode MatELLRCaptureBaseOps(MatType, struct _MatOps *, PetscBool *);
+PETSC_INTERN PetscErrorCode MatELLRCaptureBaseOps(Mat, struct _MatOps *, PetscBool *);
 PETSC_INTERN PetscErrorCode MatELLRSetDefaultVecType(Mat, const MatELLRBackend *);
 PETSC_INTERN PetscErrorCode MatELLRSelectDevice(void);
 PETSC_INTERN PetscErrorCode MatELLRGetStream(void **);
@@ -67,7 +69,8 @@ PETSC_INTERN PetscErrorCode MatELLRGetStream(void **);
 PETSC_INTERN PetscErrorCode MatConvert_SeqAIJ_SeqAIJELLR_Format(Mat, MatELLRFormat, const MatELLRSettings *, MatReuse, Mat *);
 PETSC_INTERN PetscErrorCode MatConvert_SeqAIJELLR_SeqAIJ(Mat, MatType, MatReuse, Mat *);
 PETSC_INTERN struct _MatOps MatSeqAIJELLR_AIJOps;
-PETSC_INTERN PetscErrorCode MatSeqAIJELLRCaptureAIJOps(void);
+PETSC_INTERN PetscErrorCode MatSeqAIJELLRCaptureAIJOps(Mat);
+PETSC_INTERN PetscErrorCode MatSeqAIJELLRAdopt(Mat, Mat_SeqAIJELLR *);
 PETSC_INTERN Mat_SeqAIJELLR *MatSeqAIJELLRGetData(Mat);
 PETSC_INTERN PetscErrorCode MatELLRGetProductCount_SeqAIJELLR(Mat, PetscInt *);
 PETSC_INTERN PetscErrorCode MatSeqAIJELLRFreeStorage(Mat_SeqAIJELLR *);

@@ -32,7 +32,6 @@ PetscErrorCode PetscELLRInitializePackage(void)
 {
   PetscFunctionBegin;
   if (PetscELLRPackageInitialized) PetscFunctionReturn(0);
-  PetscELLRPackageInitialized = PETSC_TRUE;
 #if defined(PETSC_USE_COMPLEX) || !defined(PETSC_USE_REAL_DOUBLE)
   SETERRQ(PETSC_COMM_SELF, PETSC_ERR_SUP, "petsc-ellr needs a PETSc configured with real double-precision scalars (--with-scalar-type=real --with-precision=double); this PETSc has another scalar type: point PETSC_DIR at a real double build");
 #else
@@ -48,6 +47,7 @@ PetscErrorCode PetscELLRInitializePackage(void)
   PetscCall(MatRegisterRootName(MATELLR, MATSEQAIJELLRT, MATMPIAIJELLRT));
   PetscCall(MatRegisterRootName(MATPELLR, MATSEQAIJPELLR, MATMPIAIJPELLR));
   PetscCall(PetscRegisterFinalize(PetscELLRFinalizePackage));
+  PetscELLRPackageInitialized = PETSC_TRUE; /* only once everything is registered */
 #endif
   PetscFunctionReturn(0);
 }

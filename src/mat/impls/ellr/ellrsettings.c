@@ -67,18 +67,18 @@ PetscErrorCode MatELLRSettingsFromOptions(Mat A, MatELLROptionItems PetscOptions
 }
 
 /* The same options for a matrix that may never see MatSetFromOptions() (MatSetType() alone, DMCreateMatrix(),
-   MatConvert()): read silently when the type is set; -help lists them from MatSetFromOptions(), whose printing
-   this block must not suppress (PETSc prints an object's options once). */
+   MatConvert()): read silently when the type is set.  -help lists them from MatSetFromOptions(); this block has
+   a title of its own, so PETSc (which prints a (prefix, title) block once) still prints that one. */
 PetscErrorCode MatELLRSettingsFromOptionsDatabase(Mat A, MatELLRSettings *s)
 {
-  const PetscBool printed = ((PetscObject)A)->optionsprinted;
+  const char *pre = NULL;
 
   PetscFunctionBegin;
-  PetscObjectOptionsBegin((PetscObject)A);
+  PetscCall(PetscObjectGetOptionsPrefix((PetscObject)A, &pre));
+  PetscOptionsBegin(PetscObjectComm((PetscObject)A), pre, "petsc-ellr options, read when the type is set", "Mat");
   PetscOptionsObject->alreadyprinted = PETSC_TRUE;
   PetscCall(MatELLRSettingsFromOptions(A, PetscOptionsObject, s));
   PetscOptionsEnd();
-  ((PetscObject)A)->optionsprinted = printed;
   PetscFunctionReturn(0);
 }
 
@@ -175,18 +175,15 @@ PetscErrorCode MatELLRResolveBackend(MatELLRBackend asked, MatELLRBackend *resol
   PetscFunctionReturn(0);
 }
 
-/* The ops of a plain matrix of this type, once (ops for a header that lost this plugin's data). */
-PetscErrorCode MatELLRCaptureBaseOps(MatType type, struct _MatOps *ops, PetscBool *captured)
+/* The ops of a plain base-class matrix, once (for a header that lost this plugin's data): taken from a matrix
+   about to be converted, whose mult ops may be AIJ's I-node variants (harmless: a header that lost our data
+   is a factored matrix, which has no products). */
+PetscErrorCode MatELLRCaptureBaseOps(Mat B, struct _MatOps *ops, PetscBool *captured)
 {
-  Mat t;
-
   PetscFunctionBegin;
   if (*captured) PetscFunctionReturn(0);
-  PetscCall(MatCreate(PETSC_COMM_SELF, &t));
-  PetscCall(MatSetType(t, type));
-  *ops      = *t->ops;
+  *ops      = *B->ops;
   *captured = PETSC_TRUE;
-  PetscCall(MatDestroy(&t));
   PetscFunctionReturn(0);
 }
 

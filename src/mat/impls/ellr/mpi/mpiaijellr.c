@@ -18,6 +18,7 @@ typedef struct {
   PetscInt64      magic; /* tells this type's spptr from another matrix's after a header merge */
   MatELLRSettings settings;
   MatELLRFormat   typeformat;
+  Mat             owner; /* the matrix whose options the settings came from (a header merge moves the data) */
   struct _MatOps  baseops;
   PetscErrorCode (*baseprealloc)(Mat, PetscInt, const PetscInt[], PetscInt, const PetscInt[]);
   PetscErrorCode (*basecoo)(Mat, PetscCount, PetscInt[], PetscInt[]);
@@ -25,14 +26,6 @@ typedef struct {
 
 static struct _MatOps MatMPIAIJELLR_AIJOps;
 static PetscBool      MatMPIAIJELLR_AIJOpsCaptured = PETSC_FALSE;
-
-/* A plain MPIAIJ's ops, for a header that lost this type's data. */
-static PetscErrorCode MatMPIAIJELLRCaptureAIJOps(void)
-{
-  PetscFunctionBegin;
-  PetscCall(MatELLRCaptureBaseOps(MATMPIAIJ, &MatMPIAIJELLR_AIJOps, &MatMPIAIJELLR_AIJOpsCaptured));
-  PetscFunctionReturn(0);
-}
 
 /* Products of both blocks on their ELLPACK-R storage: the smaller count, so that one that fell back to AIJ
    shows.  (With the AIJ backend neither counts.) */
@@ -56,6 +49,18 @@ static Mat_MPIAIJELLR *MatMPIAIJELLRGetData(Mat A)
 {
   Mat_MPIAIJELLR *m = (Mat_MPIAIJELLR *)A->spptr;
   return m && m->magic == MAT_MPIAIJELLR_MAGIC ? m : NULL;
+}
+
+/* A header merge (MatAXPY with another pattern, MatTranspose in place) gives A the data of a matrix made
+   without A's options prefix: A's own settings are read again, once. */
+static PetscErrorCode MatMPIAIJELLRAdopt(Mat A, Mat_MPIAIJELLR *m)
+{
+  PetscFunctionBegin;
+  if (m->owner == A) PetscFunctionReturn(0);
+  m->owner = A;
+  PetscCall(MatELLRSettingsDefault(m->typeformat, &m->settings));
+  PetscCall(MatELLRSettingsFromOptionsDatabase(A, &m->settings));
+  PetscFunctionReturn(0);
 }
 
 /* The off-diagonal block's settings: the parent's backend and block size, sorted 32-row slices. */
@@ -97,6 +102,7 @@ static PetscErrorCode MatMPIAIJELLRSetUpBlocks(Mat A, Mat_MPIAIJELLR *m)
   MatELLRSettings so;
 
   PetscFunctionBegin;
+  PetscCall(MatMPIAIJELLRAdopt(A, m));
   PetscCall(MatMPIAIJGetSeqAIJ(A, &Ad, &Ao, NULL));
   PetscCall(MatMPIAIJELLRSetUpBlock(A, Ad, &m->settings));
   PetscCall(MatMPIAIJELLROffDiagSettings(&m->settings, &so));
@@ -158,9 +164,10 @@ static PetscErrorCode MatAssemblyEnd_MPIAIJELLR(Mat A, MatAssemblyType mode)
    become ELLR blocks before assembly, so MPIAIJ makes its ghost vector of their vector type. */
 static PetscErrorCode MatMPIAIJSetPreallocation_MPIAIJELLR(Mat A, PetscInt d_nz, const PetscInt d_nnz[], PetscInt o_nz, const PetscInt o_nnz[])
 {
-  Mat_MPIAIJELLR *m = (Mat_MPIAIJELLR *)A->spptr;
+  Mat_MPIAIJELLR *m = MatMPIAIJELLRGetData(A);
 
   PetscFunctionBegin;
+  PetscCheck(m, PETSC_COMM_SELF, PETSC_ERR_ARG_WRONGSTATE, "This %s matrix holds another matrix's data after a header replacement: convert it to MATMPIAIJ and back", ((PetscObject)A)->type_name);
   PetscCall((*m->baseprealloc)(A, d_nz, d_nnz, o_nz, o_nnz));
   PetscCall(MatMPIAIJELLRSetUpBlocks(A, m));
   PetscFunctionReturn(0);
@@ -169,9 +176,10 @@ static PetscErrorCode MatMPIAIJSetPreallocation_MPIAIJELLR(Mat A, PetscInt d_nz,
 /* MPIAIJ's COO preallocation makes new blocks of the root type and assembles without MatAssemblyEnd(). */
 static PetscErrorCode MatSetPreallocationCOO_MPIAIJELLR(Mat A, PetscCount n, PetscInt i[], PetscInt j[])
 {
-  Mat_MPIAIJELLR *m = (Mat_MPIAIJELLR *)A->spptr;
+  Mat_MPIAIJELLR *m = MatMPIAIJELLRGetData(A);
 
   PetscFunctionBegin;
+  PetscCheck(m, PETSC_COMM_SELF, PETSC_ERR_ARG_WRONGSTATE, "This %s matrix holds another matrix's data after a header replacement: convert it to MATMPIAIJ and back", ((PetscObject)A)->type_name);
   PetscCall((*m->basecoo)(A, n, i, j));
   PetscCall(MatMPIAIJELLRSetUpBlocks(A, m));
   PetscFunctionReturn(0);
@@ -223,7 +231,9 @@ static PetscErrorCode MatELLRGetBackend_MPIAIJELLR(Mat A, MatELLRBackend *backen
 
   PetscFunctionBegin;
   *backend = MAT_ELLR_BACKEND_AUTO;
-  if (m) PetscCall(MatELLRResolveBackend(m->settings.backend, backend));
+  if (!m) PetscFunctionReturn(0);
+  PetscCall(MatMPIAIJELLRAdopt(A, m));
+  PetscCall(MatELLRResolveBackend(m->settings.backend, backend));
   PetscFunctionReturn(0);
 }
 
@@ -267,7 +277,7 @@ static PetscErrorCode MatDuplicate_MPIAIJELLR(Mat A, MatDuplicateOption op, Mat 
   /* MPIAIJ's duplicate makes a matrix of A's type name with duplicates of A's (ELLR) blocks */
   PetscCall((*m->baseops.duplicate)(A, op, B));
   mb = MatMPIAIJELLRGetData(*B);
-  PetscCheck(mb, PETSC_COMM_SELF, PETSC_ERR_PLIB, "MatDuplicate() of a %s matrix gave a %s matrix", ((PetscObject)A)->type_name, ((PetscObject)*B)->type_name);
+  PetscCheck(mb, PetscObjectComm((PetscObject)A), PETSC_ERR_PLIB, "MatDuplicate() of a %s matrix gave a %s matrix", ((PetscObject)A)->type_name, ((PetscObject)*B)->type_name);
   mb->settings = m->settings;
   PetscCall(MatMPIAIJELLRSetUpBlocks(*B, mb));
   PetscFunctionReturn(0);
@@ -287,7 +297,7 @@ static PetscErrorCode MatConvert_MPIAIJELLR_MPIAIJ(Mat A, MatType type, MatReuse
   if (reuse == MAT_INITIAL_MATRIX) PetscCall(MatDuplicate(A, MAT_COPY_VALUES, newmat));
   B = *newmat;
   m = MatMPIAIJELLRGetData(B);
-  PetscCheck(m, PETSC_COMM_SELF, PETSC_ERR_ARG_WRONG, "Matrix of type %s no longer holds petsc-ellr data", ((PetscObject)B)->type_name);
+  PetscCheck(m, PetscObjectComm((PetscObject)B), PETSC_ERR_ARG_WRONGSTATE, "This %s matrix holds another matrix's data after a header replacement: MatConvert() it to MATMPIAIJ through MatCopy() into a new MATMPIAIJ matrix instead", ((PetscObject)B)->type_name);
   PetscCall(MatMPIAIJGetSeqAIJ(B, &Ad, &Ao, NULL));
   if (Ad && MatSeqAIJELLRGetData(Ad)) PetscCall(MatConvert_SeqAIJELLR_SeqAIJ(Ad, MATSEQAIJ, MAT_INPLACE_MATRIX, &Ad));
   if (Ao && MatSeqAIJELLRGetData(Ao)) PetscCall(MatConvert_SeqAIJELLR_SeqAIJ(Ao, MATSEQAIJ, MAT_INPLACE_MATRIX, &Ao));
@@ -345,19 +355,19 @@ static PetscErrorCode MatConvert_MPIAIJ_MPIAIJELLR_Format(Mat A, MatELLRFormat f
     PetscCall(MatCopy(A, *newmat, SAME_NONZERO_PATTERN));
     PetscFunctionReturn(0);
   }
-  PetscCall(MatMPIAIJELLRCaptureAIJOps());
-  PetscCall(MatSeqAIJELLRCaptureAIJOps());
   if (reuse == MAT_INITIAL_MATRIX) PetscCall(MatDuplicate(A, MAT_COPY_VALUES, newmat));
   B = *newmat;
+  PetscCall(MatELLRCaptureBaseOps(B, &MatMPIAIJELLR_AIJOps, &MatMPIAIJELLR_AIJOpsCaptured));
   PetscCheck(!B->spptr, PetscObjectComm((PetscObject)B), PETSC_ERR_ARG_WRONG, "Cannot convert a matrix that already carries GPU or other extra data (type %s) to %s: convert it to MATMPIAIJ first", ((PetscObject)B)->type_name, MatELLRTypeName(format, PETSC_TRUE));
   PetscCall(PetscNew(&m));
   m->magic      = MAT_MPIAIJELLR_MAGIC;
+  m->owner      = B;
   B->spptr      = m;
   m->baseops    = *B->ops;
   m->typeformat = format;
   PetscCall(PetscObjectQueryFunction((PetscObject)B, "MatMPIAIJSetPreallocation_C", &m->baseprealloc));
   PetscCall(PetscObjectQueryFunction((PetscObject)B, "MatSetPreallocationCOO_C", &m->basecoo));
-  PetscCheck(m->baseprealloc && m->basecoo, PETSC_COMM_SELF, PETSC_ERR_PLIB, "This PETSc's MATMPIAIJ lacks a composed method petsc-ellr wraps");
+  PetscCheck(m->baseprealloc && m->basecoo, PetscObjectComm((PetscObject)B), PETSC_ERR_PLIB, "This PETSc's MATMPIAIJ lacks a composed method petsc-ellr wraps");
   PetscCall(MatELLRSettingsDefault(format, &m->settings));
   PetscCall(MatELLRSettingsFromOptionsDatabase(B, &m->settings));
   B->ops->mult             = MatMult_MPIAIJELLR;

@@ -47,7 +47,7 @@ PetscErrorCode MatSeqAIJELLRSetSettings(Mat A, const MatELLRSettings *s)
   Mat_SeqAIJELLR *e = MatSeqAIJELLRGetData(A);
 
   PetscFunctionBegin;
-  PetscCheck(e, PETSC_COMM_SELF, PETSC_ERR_ARG_WRONG, "Matrix of type %s no longer holds ELLPACK-R data (it was factored in place): convert it again", ((PetscObject)A)->type_name);
+  PetscCheck(e, PETSC_COMM_SELF, PETSC_ERR_ARG_WRONGSTATE, "This %s matrix was factored in place: a factored matrix has no products and takes no settings; factor a copy (MatDuplicate()) to keep the matrix", ((PetscObject)A)->type_name);
   if (!MatELLRSettingsEqual(&e->settings, s)) {
     PetscCall(MatSeqAIJELLRFreeStorage(e));
     e->settings = *s;
@@ -84,11 +84,21 @@ static PetscErrorCode MatSeqAIJELLRDrop(Mat A)
   PetscFunctionReturn(0);
 }
 
+/* A composed method of this type called on a header that holds another matrix's data (PETSc 3.25's header
+   merge keeps the old composed methods): a factored matrix, whose pattern cannot change. */
+static PetscErrorCode MatSeqAIJELLRCheckData(Mat A, Mat_SeqAIJELLR *e)
+{
+  PetscFunctionBegin;
+  PetscCheck(e, PETSC_COMM_SELF, PETSC_ERR_ARG_WRONGSTATE, "This %s matrix was factored in place: a factored matrix takes MatSolve() but no new pattern or values; factor a copy (MatDuplicate()) to keep the matrix", ((PetscObject)A)->type_name);
+  PetscFunctionReturn(0);
+}
+
 static PetscErrorCode MatSeqAIJSetPreallocation_SeqAIJELLR(Mat A, PetscInt nz, const PetscInt nnz[])
 {
-  Mat_SeqAIJELLR *e = (Mat_SeqAIJELLR *)A->spptr;
+  Mat_SeqAIJELLR *e = MatSeqAIJELLRGetData(A);
 
   PetscFunctionBegin;
+  PetscCall(MatSeqAIJELLRCheckData(A, e));
   PetscCall((*e->baseprealloc)(A, nz, nnz));
   PetscCall(MatSeqAIJELLRDrop(A));
   PetscFunctionReturn(0);
@@ -96,9 +106,10 @@ static PetscErrorCode MatSeqAIJSetPreallocation_SeqAIJELLR(Mat A, PetscInt nz, c
 
 static PetscErrorCode MatSeqAIJSetPreallocationCSR_SeqAIJELLR(Mat A, const PetscInt i[], const PetscInt j[], const PetscScalar v[])
 {
-  Mat_SeqAIJELLR *e = (Mat_SeqAIJELLR *)A->spptr;
+  Mat_SeqAIJELLR *e = MatSeqAIJELLRGetData(A);
 
   PetscFunctionBegin;
+  PetscCall(MatSeqAIJELLRCheckData(A, e));
   PetscCall((*e->baseprealloccsr)(A, i, j, v));
   PetscCall(MatSeqAIJELLRDrop(A));
   PetscFunctionReturn(0);
@@ -106,9 +117,10 @@ static PetscErrorCode MatSeqAIJSetPreallocationCSR_SeqAIJELLR(Mat A, const Petsc
 
 static PetscErrorCode MatResetPreallocation_SeqAIJELLR(Mat A)
 {
-  Mat_SeqAIJELLR *e = (Mat_SeqAIJELLR *)A->spptr;
+  Mat_SeqAIJELLR *e = MatSeqAIJELLRGetData(A);
 
   PetscFunctionBegin;
+  PetscCall(MatSeqAIJELLRCheckData(A, e));
   PetscCall((*e->baseresetprealloc)(A));
   PetscCall(MatSeqAIJELLRDrop(A));
   PetscFunctionReturn(0);
@@ -116,9 +128,10 @@ static PetscErrorCode MatResetPreallocation_SeqAIJELLR(Mat A)
 
 static PetscErrorCode MatSetPreallocationCOO_SeqAIJELLR(Mat A, PetscCount n, PetscInt i[], PetscInt j[])
 {
-  Mat_SeqAIJELLR *e = (Mat_SeqAIJELLR *)A->spptr;
+  Mat_SeqAIJELLR *e = MatSeqAIJELLRGetData(A);
 
   PetscFunctionBegin;
+  PetscCall(MatSeqAIJELLRCheckData(A, e));
   PetscCall((*e->basecoo)(A, n, i, j));
   PetscCall(MatSeqAIJELLRDrop(A));
   /* AIJ's COO preallocation assembles the matrix without MatAssemblyEnd(): put the products back */
@@ -126,13 +139,26 @@ static PetscErrorCode MatSetPreallocationCOO_SeqAIJELLR(Mat A, PetscCount n, Pet
   PetscFunctionReturn(0);
 }
 
+/* After MatSeqAIJSetColumnIndices() (same count, new columns) the storage goes too. */
+static PetscErrorCode MatSeqAIJSetColumnIndices_SeqAIJELLR(Mat A, PetscInt *indices)
+{
+  Mat_SeqAIJELLR *e = MatSeqAIJELLRGetData(A);
+
+  PetscFunctionBegin;
+  PetscCall(MatSeqAIJELLRCheckData(A, e));
+  PetscCall((*e->basecolumnindices)(A, indices));
+  PetscCall(MatSeqAIJELLRDrop(A));
+  PetscFunctionReturn(0);
+}
+
 /* AIJ's MatRetrieveValues copies the stored values back without raising the object state (SNES does this
    when it reuses a Jacobian): raise it, so the next product refills the values. */
 static PetscErrorCode MatRetrieveValues_SeqAIJELLR(Mat A)
 {
-  Mat_SeqAIJELLR *e = (Mat_SeqAIJELLR *)A->spptr;
+  Mat_SeqAIJELLR *e = MatSeqAIJELLRGetData(A);
 
   PetscFunctionBegin;
+  PetscCall(MatSeqAIJELLRCheckData(A, e));
   PetscCall((*e->baseretrievevalues)(A));
   PetscCall(PetscObjectStateIncrease((PetscObject)A));
   PetscFunctionReturn(0);
@@ -228,13 +254,14 @@ PetscErrorCode MatConvert_SeqAIJELLR_SeqAIJ(Mat A, MatType type, MatReuse reuse,
   if (reuse == MAT_INITIAL_MATRIX) PetscCall(MatDuplicate(A, MAT_COPY_VALUES, newmat));
   B = *newmat;
   e = MatSeqAIJELLRGetData(B);
-  PetscCheck(e, PETSC_COMM_SELF, PETSC_ERR_ARG_WRONG, "Matrix of type %s no longer holds ELLPACK-R data (it was factored in place)", ((PetscObject)B)->type_name);
+  PetscCheck(e, PETSC_COMM_SELF, PETSC_ERR_ARG_WRONGSTATE, "This %s matrix was factored in place: a factored matrix cannot be converted; factor a copy (MatDuplicate()) to keep the matrix", ((PetscObject)B)->type_name);
   PetscCall(MatELLRRestoreBaseOps(B, &e->baseops));
   PetscCall(PetscObjectComposeFunction((PetscObject)B, "MatRetrieveValues_C", e->baseretrievevalues));
   PetscCall(PetscObjectComposeFunction((PetscObject)B, "MatSeqAIJSetPreallocation_C", e->baseprealloc));
   PetscCall(PetscObjectComposeFunction((PetscObject)B, "MatSeqAIJSetPreallocationCSR_C", e->baseprealloccsr));
   PetscCall(PetscObjectComposeFunction((PetscObject)B, "MatResetPreallocation_C", e->baseresetprealloc));
   PetscCall(PetscObjectComposeFunction((PetscObject)B, "MatSetPreallocationCOO_C", e->basecoo));
+  PetscCall(PetscObjectComposeFunction((PetscObject)B, "MatSeqAIJSetColumnIndices_C", e->basecolumnindices));
   PetscCall(MatSeqAIJELLRFree(B));
   PetscCall(MatELLRSetDefaultVecType(B, NULL));
   PetscCall(PetscObjectChangeTypeName((PetscObject)B, MATSEQAIJ));
@@ -276,6 +303,7 @@ static PetscErrorCode MatSeqAIJELLRCompose(Mat A, MatELLRFormat format, PetscBoo
     PetscCall(PetscObjectComposeFunction((PetscObject)A, "MatSeqAIJSetPreallocationCSR_C", MatSeqAIJSetPreallocationCSR_SeqAIJELLR));
     PetscCall(PetscObjectComposeFunction((PetscObject)A, "MatResetPreallocation_C", MatResetPreallocation_SeqAIJELLR));
     PetscCall(PetscObjectComposeFunction((PetscObject)A, "MatSetPreallocationCOO_C", MatSetPreallocationCOO_SeqAIJELLR));
+    PetscCall(PetscObjectComposeFunction((PetscObject)A, "MatSeqAIJSetColumnIndices_C", MatSeqAIJSetColumnIndices_SeqAIJELLR));
   }
   PetscFunctionReturn(0);
 }
@@ -292,12 +320,13 @@ PetscErrorCode MatConvert_SeqAIJ_SeqAIJELLR_Format(Mat A, MatELLRFormat format, 
     PetscCall(MatCopy(A, *newmat, SAME_NONZERO_PATTERN));
     PetscFunctionReturn(0);
   }
-  PetscCall(MatSeqAIJELLRCaptureAIJOps());
   if (reuse == MAT_INITIAL_MATRIX) PetscCall(MatDuplicate(A, MAT_COPY_VALUES, newmat));
   B = *newmat;
+  PetscCall(MatSeqAIJELLRCaptureAIJOps(B));
   PetscCheck(!B->spptr, PETSC_COMM_SELF, PETSC_ERR_ARG_WRONG, "Cannot convert a matrix that already carries GPU or other extra data (type %s) to %s: convert it to MATSEQAIJ first", ((PetscObject)B)->type_name, MatELLRTypeName(format, PETSC_FALSE));
   PetscCall(PetscNew(&e));
   e->magic   = MAT_SEQAIJELLR_MAGIC;
+  e->owner   = B;
   B->spptr   = e;
   e->baseops = *B->ops;
   PetscCall(PetscObjectQueryFunction((PetscObject)B, "MatRetrieveValues_C", &e->baseretrievevalues));
@@ -305,7 +334,8 @@ PetscErrorCode MatConvert_SeqAIJ_SeqAIJELLR_Format(Mat A, MatELLRFormat format, 
   PetscCall(PetscObjectQueryFunction((PetscObject)B, "MatSeqAIJSetPreallocationCSR_C", &e->baseprealloccsr));
   PetscCall(PetscObjectQueryFunction((PetscObject)B, "MatResetPreallocation_C", &e->baseresetprealloc));
   PetscCall(PetscObjectQueryFunction((PetscObject)B, "MatSetPreallocationCOO_C", &e->basecoo));
-  PetscCheck(e->baseretrievevalues && e->baseprealloc && e->baseprealloccsr && e->baseresetprealloc && e->basecoo, PETSC_COMM_SELF, PETSC_ERR_PLIB, "This PETSc's MATSEQAIJ lacks a composed method petsc-ellr wraps");
+  PetscCall(PetscObjectQueryFunction((PetscObject)B, "MatSeqAIJSetColumnIndices_C", &e->basecolumnindices));
+  PetscCheck(e->baseretrievevalues && e->baseprealloc && e->baseprealloccsr && e->baseresetprealloc && e->basecoo && e->basecolumnindices, PETSC_COMM_SELF, PETSC_ERR_PLIB, "This PETSc's MATSEQAIJ lacks a composed method petsc-ellr wraps");
   e->typeformat = format;
   if (settings) e->settings = *settings;
   else {

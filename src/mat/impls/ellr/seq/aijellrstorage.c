@@ -13,10 +13,29 @@ struct _MatOps MatSeqAIJELLR_AIJOps;
 static PetscBool MatSeqAIJELLR_AIJOpsCaptured = PETSC_FALSE;
 
 /* A plain SEQAIJ's ops, for matrices whose header lost this type's data (see MatSeqAIJELLRGetData()). */
-PetscErrorCode MatSeqAIJELLRCaptureAIJOps(void)
+PetscErrorCode MatSeqAIJELLRCaptureAIJOps(Mat B)
 {
   PetscFunctionBegin;
-  PetscCall(MatELLRCaptureBaseOps(MATSEQAIJ, &MatSeqAIJELLR_AIJOps, &MatSeqAIJELLR_AIJOpsCaptured));
+  PetscCall(MatELLRCaptureBaseOps(B, &MatSeqAIJELLR_AIJOps, &MatSeqAIJELLR_AIJOpsCaptured));
+  PetscFunctionReturn(0);
+}
+
+/* A header merge (MatAXPY with another pattern, MatTranspose in place) gives A the data of a matrix made
+   without A's options prefix: A's own settings are read again, once. */
+PetscErrorCode MatSeqAIJELLRAdopt(Mat A, Mat_SeqAIJELLR *e)
+{
+  MatELLRSettings s;
+
+  PetscFunctionBegin;
+  if (e->owner == A) PetscFunctionReturn(0);
+  e->owner = A;
+  PetscCall(MatELLRSettingsDefault(e->typeformat, &s));
+  PetscCall(MatELLRSettingsFromOptionsDatabase(A, &s));
+  if (!MatELLRSettingsEqual(&e->settings, &s)) {
+    PetscCall(MatSeqAIJELLRFreeStorage(e));
+    e->settings = s;
+    e->resolved = PETSC_FALSE;
+  }
   PetscFunctionReturn(0);
 }
 
@@ -113,6 +132,7 @@ const ellr_plan *MatSeqAIJELLRGetPlan(Mat_SeqAIJELLR *e)
 PetscErrorCode MatSeqAIJELLRResolve(Mat A, Mat_SeqAIJELLR *e)
 {
   PetscFunctionBegin;
+  PetscCall(MatSeqAIJELLRAdopt(A, e));
   if (e->resolved) PetscFunctionReturn(0);
   PetscCall(MatELLRResolveBackend(e->settings.backend, &e->backend));
   e->resolved = PETSC_TRUE;
