@@ -270,7 +270,7 @@ done
 # prefix kept through header merges; MatSeqAIJSetColumnIndices and MatCreateSubMatrices reuse
 for n in 1 2; do
   Q=$([ $n = 1 ] && echo 1 || echo 0) t_grep "ops_sweep_np$n" "^0 failed" -- $MPIEXEC -n $n "$BUILD/tests/ops_sweep" $ENGINE -binfile "$SCRATCH/ops_sweep_np$n.bin"
-  t_grep "prefix_settings_np$n" "^0 failed" -- $MPIEXEC -n $n "$BUILD/tests/prefix_settings" -a_mat_ellr_backend $BACKEND
+  t_grep "prefix_settings_np$n" "^0 failed" -- $MPIEXEC -n $n "$BUILD/tests/prefix_settings" -a_mat_ellr_backend cpu
 done
 t_fn pattern_misc ok_lines 4 "$BUILD/tests/pattern_misc" $ENGINE
 # -help in the MatCreate / MatSetType / MatSetFromOptions order lists the options (2 ranks; on 1 PETSc itself
