@@ -14,6 +14,7 @@
 #   python3-numpy python3-scipy    tutorials/mtx2petsc.py (the real-matrix tests)
 #   python3-petsc4py               tutorials/ex3.py (the petsc4py example make check runs)
 #   valgrind zlib1g-dev            the valgrind tests; the spmv benchmark reads gzipped matrices
+#   python3-venv                   (with nvcc) a virtual environment for PyPI's cuobjdump, for the cubin test
 # Also used, and always there: python3 (tests/lib/numdiff.py; a Depends of petsc-dev and python3-numpy),
 # coreutils (timeout, mktemp), diffutils (cmp), libc-bin (ldd), mawk.  Not installed here: what the GPU
 # set-up needs (config/build-petsc-cuda.sh checks for python3-pip and libopenblas-dev and says so).
@@ -24,7 +25,7 @@ set -euo pipefail
 
 PETSC_DIR=${PETSC_DIR:-/usr/lib/petsc}
 PETSC_ARCH=${PETSC_ARCH:-}
-tools=(make gcc g++ pkg-config libopenmpi-dev openmpi-bin python3-numpy python3-scipy valgrind zlib1g-dev)
+tools=(make gcc g++ pkg-config python3-venv libopenmpi-dev openmpi-bin python3-numpy python3-scipy valgrind zlib1g-dev)
 if [ "$PETSC_DIR" = /usr/lib/petsc ]; then
   # the version-named packages: from the installed PETSc, else from the archive's candidate
   v=$(dpkg-query -W -f='${Version}' petsc-dev 2>/dev/null || true)
@@ -55,6 +56,19 @@ if [ ${#missing[@]} -gt 0 ]; then
     echo "  install them with:  sudo apt-get install ${missing[*]}" >&2
     echo "  (or point PETSC_DIR at an existing PETSc installation)" >&2
     exit 1
+  fi
+fi
+
+# cuobjdump (the test that lists the library's cubins) when nvcc builds the CUDA backend: the toolkit's own, or
+# PyPI's nvidia-cuda-cuobjdump in a virtual environment of the repository (.tools/venv; Debian's python3 takes
+# no pip installs outside one).
+nvcc_found=$(command -v nvcc || { [ -x /usr/local/cuda/bin/nvcc ] && echo /usr/local/cuda/bin/nvcc; } || echo "")
+if [ -n "$nvcc_found" ] && ! command -v cuobjdump >/dev/null 2>&1 && [ ! -x "$(dirname "$nvcc_found")/cuobjdump" ]; then
+  tools="$(cd "$(dirname "$0")/.." && pwd)/.tools/venv"
+  if ! ls "$tools"/lib/python3*/site-packages/nvidia/*/bin/cuobjdump >/dev/null 2>&1; then
+    echo "petsc-ellr setup: installing cuobjdump (PyPI nvidia-cuda-cuobjdump) into $tools"
+    { python3 -m venv "$tools" && "$tools/bin/pip" install -q nvidia-cuda-cuobjdump; } ||
+      echo "petsc-ellr setup: could not install nvidia-cuda-cuobjdump (needs python3-venv and PyPI): the cuda_cubins test will fail" >&2
   fi
 fi
 

@@ -241,6 +241,24 @@ echo "# petsc-ellr tests: PETSC_DIR=$PETSC_DIR MPIEXEC='$MPIEXEC' matrices=$MATR
 ENG=$BUILD/tests/engine/test_engine
 Q=1 t_grep engine_cpu "^test_engine: [0-9]+ checks passed" -- "$ENG"
 
+# ================================================================== 0b. GPU code for every architecture the build claims
+# (cuobjdump lists the cubins of the library: tests/gpu/check_arch.sh; PyPI's cuobjdump in .tools/venv, which
+# config/setup.sh installs when nvcc is present). A library built without nvcc has no GPU code to check.
+if [ "${ELLR_CUBINS:-1}" = 0 ]; then
+  want cuda_cubins && echo "# cuda_cubins not run: ELLR_CUBINS=0 (the GPU round: checked where the library is built)"
+elif [ -z "$(nm -D --defined-only "$LIB" 2>/dev/null | grep -w ellr_cuda_create)" ]; then
+  want cuda_cubins && echo "# cuda_cubins not run: $LIB was built without the CUDA backend (no nvcc)"
+else
+  cubins() {
+    local c
+    for c in "$ROOT"/.tools/venv/lib/python3*/site-packages/nvidia/*/bin/cuobjdump; do [ -x "$c" ] && export CUOBJDUMP=$c; done
+    (cd "$ROOT" && BUILD=$(dirname "$(dirname "$LIB")") tests/gpu/check_arch.sh "$LIB"); local rc=$?
+    [ $rc = 2 ] && echo "cannot check: install cuobjdump (config/setup.sh puts PyPI's nvidia-cuda-cuobjdump into .tools/venv; Debian: python3-venv)"
+    return $rc
+  }
+  Q=1 t_fn cuda_cubins cubins
+fi
+
 # ================================================================== 1. differential tests vs MATAIJ
 # Every case on 1, 2 and 4 ranks; the output (one line per type x option set) is the same on all.
 for c in band inode_blocks empty_rows one_by_one zero_rows_rank rect_wide rect_tall dense_row zero power_law; do

@@ -42,7 +42,7 @@ for part in $PARTS; do
     summary+=("spmv benchmark: rc=$rc (table in spmv.log)")
     ;;
   tests)
-    PETSC_DIR=$P BUILD=$B ELLR_VALGRIND=0 ELLR_INSTALL=0 ELLR_BACKEND=cuda ELLR_MATRICES=$B/matrices ELLR_PETSC_TUTORIALS=$B/petsc-tutorials tests/run.sh "${ELLR_TEST_FILTER:-}" > "$OUT/tests.log" 2>&1
+    PETSC_DIR=$P BUILD=$B ELLR_VALGRIND=0 ELLR_INSTALL=0 ELLR_CUBINS=0 ELLR_BACKEND=cuda ELLR_MATRICES=$B/matrices ELLR_PETSC_TUTORIALS=$B/petsc-tutorials tests/run.sh "${ELLR_TEST_FILTER:-}" > "$OUT/tests.log" 2>&1
     summary+=("PETSc-level tests, CUDA backend: $(tail -n 1 "$OUT/tests.log")")
     ;;
   solvers)
