@@ -31,8 +31,10 @@ if [ "$PETSC_DIR" = /usr/lib/petsc ]; then
   v=$(dpkg-query -W -f='${Version}' petsc-dev 2>/dev/null || true)
   [ -n "$v" ] || v=$(apt-cache policy petsc-dev 2>/dev/null | sed -n 's/^ *Candidate: *//p' | head -1)
   v=$(echo "$v" | sed -n 's/^\([0-9]*\.[0-9]*\).*/\1/p')
+  # Debian 12 (PETSc 3.18): libpetsc3.18-dev-examples and libpetsc64-real3.18-dev
+  v=${v:-3.18}
   debian_pkgs=("${tools[@]}" petsc-dev python3-petsc4py)
-  if [ -n "$v" ]; then debian_pkgs+=("libpetsc$v-dev-examples" "libpetsc64-real$v-dev"); fi
+  debian_pkgs+=("libpetsc$v-dev-examples" "libpetsc64-real$v-dev")
 else
   debian_pkgs=("${tools[@]}")
 fi
@@ -49,8 +51,11 @@ if [ ${#missing[@]} -gt 0 ]; then
     export DEBIAN_FRONTEND=noninteractive
     apt-get update -qq
     apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
-    # petsc-dev's version is known only once it is installed: the version-named packages may follow
-    if [ "$PETSC_DIR" = /usr/lib/petsc ] && [ -z "${v:-}" ]; then exec "$0" "$@"; fi
+    # petsc-dev's version was a guess until it was installed: if another arrived, its packages follow
+    if [ "$PETSC_DIR" = /usr/lib/petsc ]; then
+      iv=$(dpkg-query -W -f='${Version}' petsc-dev 2>/dev/null | sed -n 's/^\([0-9]*\.[0-9]*\).*/\1/p')
+      if [ -n "$iv" ] && [ "$iv" != "$v" ]; then exec "$0" "$@"; fi
+    fi
   else
     echo "petsc-ellr setup: missing packages: ${missing[*]}" >&2
     echo "  install them with:  sudo apt-get install ${missing[*]}" >&2
