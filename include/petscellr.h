@@ -32,6 +32,12 @@
 .  -mat_ellr_sort_window <0>            - sort only inside windows of this many rows; 0 = all rows
 .  -mat_ellr_max_fill <8>               - refuse storage of more than this many times CSR's bytes (0 = no limit;
                                           storage under 1 MiB is never refused)
+.  -mat_ellr_tune <model,exhaustive,none> - how the GPU kernel's parameters left at 0 are picked: model = from
+                                          row statistics, at most 3 timed products on blocks larger than twice the
+                                          L2 cache; exhaustive = timed search over T, block size and kernel options;
+                                          none = the model's pick untimed.  Decisions are cached by pattern.
+.  -mat_ellr_pin_host <true>            - page-lock the CSR arrays (cudaHostRegister) while the pattern lives:
+                                          uploads and value refreshes at the link's speed
 -  -mat_ellr_verify <false>             - check every GPU product against the CPU engine (slow; for debugging)
 
    Notes:

@@ -2,7 +2,9 @@ static char help[] = "Solves a 3D Poisson problem (7- or 27-point stencil) with 
 Options:\n\
   -n <32>          grid points per direction (the matrix has n^3 rows)\n\
   -stencil <7>     7 or 27\n\
-  -mat_type <aij>  aij, ellrt, pellr, ...\n\n";
+  -mat_type <aij>  aij, ellrt, pellr, ...\n\
+  -timing          print the time a user waits: MatAssemblyEnd, the first MatMult (with the format's\n\
+                   set-up), KSPSolve; with -solves 2 a second KSPSolve from zero (nothing one-time in it)\n\n";
 
 /*
    ex1 - 3D Poisson with the petsc-ellr matrix types
@@ -46,7 +48,9 @@ int main(int argc, char **argv)
   Mat            A;
   Vec            x, b, u, r;
   KSP            ksp;
-  PetscInt       n = 32, stencil = 7, N, rstart, rend, row, its, *dnz, *onz, cstart, cend;
+  PetscInt       n = 32, stencil = 7, N, rstart, rend, row, its, *dnz, *onz, cstart, cend, solves = 1;
+  PetscBool      timing = PETSC_FALSE;
+  PetscLogDouble tasm, tmult;
   PetscReal      rnorm, bnorm, enorm, unorm;
   PetscLogDouble t0, t1;
   MatInfo        info;
@@ -59,6 +63,8 @@ int main(int argc, char **argv)
   PetscOptionsBegin(PETSC_COMM_WORLD, NULL, "3D Poisson options", "ex1");
   PetscCall(PetscOptionsInt("-n", "grid points per direction", "ex1.c", n, &n, NULL));
   PetscCall(PetscOptionsInt("-stencil", "7 or 27", "ex1.c", stencil, &stencil, NULL));
+  PetscCall(PetscOptionsBool("-timing", "print MatAssemblyEnd, first MatMult and KSPSolve times", "ex1.c", timing, &timing, NULL));
+  PetscCall(PetscOptionsInt("-solves", "number of KSPSolve calls (from a zero initial guess each)", "ex1.c", solves, &solves, NULL));
   PetscOptionsEnd();
   PetscCheck(n >= 1, PETSC_COMM_WORLD, PETSC_ERR_ARG_OUTOFRANGE, "-n %" PetscInt_FMT " must be at least 1", n);
   PetscCheck(stencil == 7 || stencil == 27, PETSC_COMM_WORLD, PETSC_ERR_ARG_OUTOFRANGE, "-stencil %" PetscInt_FMT " must be 7 or 27", stencil);
@@ -109,7 +115,12 @@ int main(int argc, char **argv)
     PetscCall(MatSetValues(A, 1, &row, nc, cols, vals, INSERT_VALUES));
   }
   PetscCall(MatAssemblyBegin(A, MAT_FINAL_ASSEMBLY));
+  PetscCall(PetscBarrier((PetscObject)A));
+  PetscCall(PetscTime(&t0));
   PetscCall(MatAssemblyEnd(A, MAT_FINAL_ASSEMBLY));
+  PetscCall(PetscBarrier((PetscObject)A));
+  PetscCall(PetscTime(&t1));
+  tasm = t1 - t0;
 
   /* Known solution u, right-hand side b = A u. */
   PetscCall(MatCreateVecs(A, &x, &b));
@@ -121,7 +132,12 @@ int main(int argc, char **argv)
   }
   PetscCall(VecAssemblyBegin(u));
   PetscCall(VecAssemblyEnd(u));
+  PetscCall(PetscBarrier((PetscObject)A));
+  PetscCall(PetscTime(&t0));
   PetscCall(MatMult(A, u, b));
+  PetscCall(VecNorm(b, NORM_2, &bnorm)); /* waits for the product */
+  PetscCall(PetscTime(&t1));
+  tmult = t1 - t0;
 
   PetscCall(KSPCreate(PETSC_COMM_WORLD, &ksp));
   PetscCall(KSPSetOperators(ksp, A, A));
@@ -134,6 +150,17 @@ int main(int argc, char **argv)
   PetscCall(PetscTime(&t1));
   PetscCall(KSPGetIterationNumber(ksp, &its));
   PetscCall(KSPGetConvergedReason(ksp, &reason));
+  if (timing) PetscCall(PetscPrintf(PETSC_COMM_WORLD, "Timing: MatAssemblyEnd %.6f s, first MatMult %.6f s, KSPSolve %.6f s (%" PetscInt_FMT " iterations), time to solution %.6f s\n", (double)tasm, (double)tmult, (double)(t1 - t0), its, (double)(tasm + tmult + t1 - t0)));
+  for (PetscInt k = 1; k < solves; k++) {
+    PetscInt itsk;
+    PetscCall(VecSet(x, 0.0));
+    PetscCall(PetscBarrier((PetscObject)A));
+    PetscCall(PetscTime(&t0));
+    PetscCall(KSPSolve(ksp, b, x));
+    PetscCall(PetscTime(&t1));
+    PetscCall(KSPGetIterationNumber(ksp, &itsk));
+    if (timing) PetscCall(PetscPrintf(PETSC_COMM_WORLD, "Timing: KSPSolve %" PetscInt_FMT " %.6f s (%" PetscInt_FMT " iterations), %.4f ms per iteration\n", k + 1, (double)(t1 - t0), itsk, itsk ? 1e3 * (double)(t1 - t0) / itsk : 0.0));
+  }
 
   /* True residual and error. */
   PetscCall(MatMult(A, x, r));

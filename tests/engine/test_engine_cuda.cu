@@ -231,8 +231,10 @@ static void run_shape(shape *sh, int quick, cudaStream_t stream, long *ncreated)
     for (int ic = 0; ic < 4; ic++)
       for (int is = 0; is < 3; is++, k++) {
         if (quick && (k % 7)) continue;
-        ellr_params p = {Ts[it], BSs[k % 7], Cs[ic], sorts[is][0], sorts[is][1], 0.0};
-        snprintf(name, sizeof(name), "%s T=%d BS=%d C=%d sort=%d/%d", sh->name, p.threads_per_row, p.block_size, p.slice_height, p.sort_rows, p.sort_window);
+        ellr_params p = {Ts[it], BSs[k % 7], Cs[ic], sorts[is][0], sorts[is][1], 0.0, 0, 0};
+        p.tune        = k % 3;     /* model, exhaustive, none */
+        p.pin_host    = (k / 3) % 2; /* page-locked CSR or not */
+        snprintf(name, sizeof(name), "%s T=%d BS=%d C=%d sort=%d/%d tune=%d pin=%d", sh->name, p.threads_per_row, p.block_size, p.slice_height, p.sort_rows, p.sort_window, p.tune, p.pin_host);
         ellr_csr    av = tcsr_view(a);
         ellr_matrix ref;
         ellr_status st = ellr_matrix_create(&av, &p, &ref);
@@ -257,9 +259,17 @@ static void run_shape(shape *sh, int quick, cudaStream_t stream, long *ncreated)
         const int      T0      = p.threads_per_row ? p.threads_per_row : ellr_default_threads_per_row(a->nrows ? (double)nnz / a->nrows : 0.0);
         ellr_cuda_info info;
         ellr_cuda_get_info(d, &info);
-        CHECK(info.threads_per_row == T0 && info.block_size == (p.block_size ? p.block_size : 256) && info.tuned == !pending && info.tune_products == 0 && info.tune_ms == 0 && (pending ? info.scratch_bytes >= (size_t)nnz * 12 : info.scratch_bytes == 0) && info.plan && info.plan->T == T0 && info.device_bytes > 0,
+        CHECK((info.threads_per_row == T0 || !p.threads_per_row) && info.block_size == (p.block_size ? p.block_size : 256) && info.tuned == !pending && info.tune_products == 0 && info.tune_ms == 0 && (pending ? info.scratch_bytes >= (size_t)nnz * 12 : info.scratch_bytes == 0) && info.plan && info.plan->T == info.threads_per_row && info.device_bytes > 0,
               "%s: info after create: T=%d (want %d) BS=%d tuned=%d products=%d scratch=%zu", name, info.threads_per_row, T0, info.block_size, info.tuned, info.tune_products, info.scratch_bytes);
         check_all_products(name, a, &ref, d, &v, stream, 100 + k);
+        /* the plan made on the GPU is the host plan: sizes, T, slice offsets, statistics (unless the pattern
+           cache gave another T) */
+        if (info.plan && info.plan->T == ref.plan.T) {
+          const ellr_plan *g = info.plan, *h = &ref.plan;
+          int              same = g->nrows == h->nrows && g->ncols == h->ncols && g->C == h->C && g->nslices == h->nslices && g->sorted == h->sorted && g->stats.nnz == h->stats.nnz && g->stats.nstored == h->stats.nstored && g->stats.bytes == h->stats.bytes && g->stats.maxrowlen == h->stats.maxrowlen && g->stats.nonempty_rows == h->stats.nonempty_rows && g->stats.niter == h->stats.niter && g->stats.niter_unsorted == h->stats.niter_unsorted && g->slice_start && !memcmp(g->slice_start, h->slice_start, ((size_t)h->nslices + 1) * sizeof(int64_t));
+          CHECK(same, "%s: the GPU plan differs from the host plan: nstored %lld/%lld niter %lld/%lld unsorted %lld/%lld max %d/%d nonempty %d/%d bytes %zu/%zu", name, (long long)g->stats.nstored, (long long)h->stats.nstored, (long long)g->stats.niter, (long long)h->stats.niter, (long long)g->stats.niter_unsorted, (long long)h->stats.niter_unsorted, g->stats.maxrowlen, h->stats.maxrowlen, g->stats.nonempty_rows, h->stats.nonempty_rows, g->stats.bytes, h->stats.bytes);
+        }
+        CHECK(p.pin_host || info.pinned_bytes == 0, "%s: page-locked without pin_host", name);
 
         /* values changed before tuning (a third of the configurations): tuning must refill with them */
         tcsr b = *a, c = *a;
@@ -284,8 +294,8 @@ static void run_shape(shape *sh, int quick, cudaStream_t stream, long *ncreated)
         CHECK(st == ELLR_OK, "%s: tune: %s", name, ellr_last_error());
         ellr_cuda_get_info(d, &info);
         const size_t refresh_bytes = pre_tune && nnz > 0 && a->nrows > 0 ? ((size_t)a->nrows + 1) * 4 + (size_t)nnz * 8 : 0;
-        CHECK((p.threads_per_row ? info.threads_per_row == p.threads_per_row : 1) && (p.block_size ? info.block_size == p.block_size : (info.block_size == 128 || info.block_size == 256 || info.block_size == 512)) && info.tuned == 1 && info.tune_products <= 18 && (pending ? info.tune_products > 0 : info.tune_products == 0) && info.scratch_bytes == refresh_bytes && info.plan && info.plan->T == info.threads_per_row,
-              "%s: info after tune: T=%d BS=%d tuned=%d products=%d scratch=%zu (want %zu)", name, info.threads_per_row, info.block_size, info.tuned, info.tune_products, info.scratch_bytes, refresh_bytes);
+        CHECK((p.threads_per_row ? info.threads_per_row == p.threads_per_row : 1) && (p.block_size ? info.block_size == p.block_size : (info.block_size == 128 || info.block_size == 256 || info.block_size == 512)) && info.tuned == 1 && info.tune_products <= 18 && (!pending || info.tune_how == ELLR_TUNED_BY_CACHE ? info.tune_products == 0 : p.tune == ELLR_TUNE_EXHAUSTIVE ? info.tune_products > 0 : p.tune == ELLR_TUNE_MODEL ? info.tune_products <= 3 : info.tune_products == 0) && info.scratch_bytes == refresh_bytes && info.plan && info.plan->T == info.threads_per_row,
+              "%s: info after tune: T=%d BS=%d tuned=%d products=%d (by %d) scratch=%zu (want %zu)", name, info.threads_per_row, info.block_size, info.tuned, info.tune_products, info.tune_how, info.scratch_bytes, refresh_bytes);
         /* a second tune is harmless: nothing changes */
         ellr_cuda_info again;
         st = ellr_cuda_tune(d, NULL, NULL);
@@ -346,7 +356,7 @@ static void check_lifecycles(cudaStream_t stream)
   const int64_t nnz = tcsr_nnz(&a);
   ellr_csr      av  = tcsr_view(&a);
   ellr_matrix   ref;
-  ellr_params   p0 = {0, 0, 32, 1, 0, 0.0};
+  ellr_params   p0 = {0, 0, 32, 1, 0, 0.0, 0, 0};
   if (ellr_matrix_create(&av, &p0, &ref)) return;
   vecs v;
   vecs_init(&v, (size_t)a.nrows);
@@ -408,17 +418,17 @@ static void check_errors(void)
   tcsr_random(&a, 40, 30, 3.0, 0.2, 5, 9);
   ellr_csr          v = tcsr_view(&a);
   ellr_cuda_matrix *d = (ellr_cuda_matrix *)0x1;
-  ellr_params       bad = {3, 0, 0, 0, 0, 0.0};
+  ellr_params       bad = {3, 0, 0, 0, 0, 0.0, 0, 0};
   ellr_status       st  = ellr_cuda_create(&v, &bad, NULL, &d);
   CHECK(st == ELLR_ERR_ARG && d == NULL && strstr(ellr_last_error(), "threads per row 3"), "bad T: %d '%s'", st, ellr_last_error());
-  ellr_params badbs = {1, 100, 0, 0, 0, 0.0};
+  ellr_params badbs = {1, 100, 0, 0, 0, 0.0, 0, 0};
   st                = ellr_cuda_create(&v, &badbs, NULL, &d);
   CHECK(st == ELLR_ERR_ARG && d == NULL && strstr(ellr_last_error(), "block size 100"), "bad BS: %d '%s'", st, ellr_last_error());
-  /* max fill: refused by the plan before any GPU allocation (storage 4.8 GB against 0.6 MB of CSR) */
+  /* max fill: refused by the plan before the padded storage is allocated (4.8 GB against 0.6 MB of CSR) */
   tcsr pad;
   tcsr_random(&pad, 20000, 20000, 1.0, 0.0, 7, 21);
   ellr_csr    pv = tcsr_view(&pad);
-  ellr_params pf = {0, 0, 0, 0, 0, 2.0};
+  ellr_params pf = {0, 0, 0, 0, 0, 2.0, 0, 0};
   size_t      f0 = 0, f1 = 0, tot;
   if (ellr_cuda_device_count() > 0) CUDA_OK(cudaMemGetInfo(&f0, &tot));
   st = ellr_cuda_create(&pv, &pf, NULL, &d);
@@ -436,7 +446,7 @@ static void check_errors(void)
     big.val[k]    = 1.0;
   }
   ellr_csr    bv = tcsr_view(&big);
-  ellr_params pb = {1, 256, 0, 0, 0, 0.0};
+  ellr_params pb = {1, 256, 0, 0, 0, 0.0, 0, 0};
   st             = ellr_cuda_create(&bv, &pb, NULL, &d);
   if (ellr_cuda_device_count() > 0) {
     CHECK(st == ELLR_ERR_CUDA && d == NULL && strstr(ellr_last_error(), "out of memory") && strstr(ellr_last_error(), "bytes"), "OOM: %d '%s'", st, ellr_last_error());

@@ -13,6 +13,8 @@ config/build-petsc-cuda.sh
 [ -f .petsc-cuda/petsc-cuda.tar.xz ] || config/pack-petsc-cuda.sh
 B=build/cuda
 make --no-print-directory -s PETSC_DIR="$P" BUILD=$B all spmv
+mkdir -p $B/tests/gpu
+nvcc -O2 -std=c++17 -arch=sm_90 tests/gpu/upload_bench.cu -o $B/tests/gpu/upload_bench -lpthread
 
 T=$B/petsc-tutorials
 mkdir -p $T

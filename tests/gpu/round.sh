@@ -5,7 +5,9 @@
 #   engine   the PETSc-free engine test on the GPU, and a compute-sanitizer memcheck run of it
 #   spmv     the stand-alone benchmark against cuSPARSE (CSV, PNG)
 #   tests    the PETSc-level test suite with the CUDA backend (VECCUDA vectors, 1 and 2 ranks on one GPU)
-#   solvers  KSP solves with aijcusparse, sellcuda, ellrt, pellr (tests/gpu/solvers.sh)
+#   solvers  time to solution with aijcusparse, sellcuda, ellrt, pellr (tests/gpu/solvers.sh; ELLR_NPS="1 2"
+#            on two GPUs)
+#   upload   ways to move a pageable host CSR to the GPU (tests/gpu/upload_bench.cu)
 # The last lines printed are a short summary.
 set -uo pipefail
 FINAL=${1:?usage: tests/gpu/round.sh OUTDIR [PARTS]}
@@ -46,8 +48,12 @@ for part in $PARTS; do
     summary+=("PETSc-level tests, CUDA backend: $(tail -n 1 "$OUT/tests.log")")
     ;;
   solvers)
-    tests/gpu/solvers.sh "$OUT" > "$OUT/solvers.log" 2>&1
-    summary+=("solver comparison: table in solvers.md")
+    tests/gpu/solvers.sh "$OUT" "${ELLR_NPS:-1}" > "$OUT/solvers.log" 2>&1
+    summary+=("time to solution: table in tts.md")
+    ;;
+  upload)
+    $B/tests/gpu/upload_bench 322 > "$OUT/upload.log" 2>&1
+    summary+=("upload ways: $(grep -c '^|' "$OUT/upload.log") rows in upload.log")
     ;;
   esac
   summary+=("  ($part took $(( $(date +%s) - t0 )) s)")
@@ -55,10 +61,12 @@ done
 {
   echo "==== summary"
   [ -f "$OUT/spmv.log" ] && grep -E "^\|" "$OUT/spmv.log" | head -n 40
-  [ -f "$OUT/solvers.md" ] && cat "$OUT/solvers.md"
+  [ -f "$OUT/tts.md" ] && cat "$OUT/tts.md"
+  [ -f "$OUT/spmv.log" ] && sed -n '/^tuning by the model/,$p' "$OUT/spmv.log"
+  [ -f "$OUT/upload.log" ] && cat "$OUT/upload.log"
   grep -E "^FAIL" "$OUT/tests.log" 2>/dev/null | head -n 30
   printf '%s\n' "${summary[@]}"
 } > "$FINAL/summary.txt"
-for f in solvers.md spmv.csv spmv.png tests.log; do [ -f "$OUT/$f" ] && cp "$OUT/$f" "$FINAL/"; done
+for f in tts.md spmv.csv spmv.png tests.log upload.log; do [ -f "$OUT/$f" ] && cp "$OUT/$f" "$FINAL/"; done
 tar czf "$FINAL/logs.tar.gz" -C "$FINAL" logs && rm -rf "$OUT"
 cat "$FINAL/summary.txt"

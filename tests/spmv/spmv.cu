@@ -161,7 +161,7 @@ static void bench_cusparse(cusparseHandle_t h, const bench_matrix &m, const doub
   CK(cudaFree(dv));
 
   /* sliced ELL, slices of 32 rows, natural order: the engine's host layout with T = 1, padding -1 */
-  ellr_params p = {1, 0, 32, 0, 0, 0.0};
+  ellr_params p = {1, 0, 32, 0, 0, 0.0, 0, 0};
   ellr_matrix em;
   ellr_csr    av = tcsr_view(a);
   if (ellr_plan_create(&av, &p, &em.plan) == ELLR_OK) {
@@ -309,7 +309,14 @@ static void bench_paths(ellr_cuda_matrix *d, const tcsr *a, const double *hx, co
   CK(cudaStreamDestroy(s));
 }
 
-static void bench_engine(const char *fmt, const bench_matrix &m, ellr_params p, const double *hx, const double *dx, double *dy, const double *ref, int sweep)
+/* The model's pick against the exhaustive search's, per matrix and format (issue 8: how often within 3%). */
+struct tune_cmp {
+  std::string matrix, format, model, exhaustive;
+  double      model_ms, exhaustive_ms, model_setup, exhaustive_setup;
+};
+static std::vector<tune_cmp> g_tune;
+
+static double bench_engine(const char *fmt, const bench_matrix &m, ellr_params p, const double *hx, const double *dx, double *dy, const double *ref, int sweep, int paths = 1, std::string *chose = NULL, double *setup_ms = NULL)
 {
   const tcsr       *a  = &m.a;
   ellr_csr          av = tcsr_view(a);
@@ -327,18 +334,20 @@ static void bench_engine(const char *fmt, const bench_matrix &m, ellr_params p, 
     printf("  %-22s refused: %s\n", fmt, ellr_last_error());
     result r = {m.name, fmt, std::string("refused: ") + ellr_last_error(), 0, 0, 0, 0, 0, 0, 0};
     g_results.push_back(r);
-    return;
+    return 0;
   }
   ellr_cuda_info info;
   ellr_cuda_get_info(d, &info);
   double err, ms = time_engine(d, a, dx, dy, ref, &err);
   char   extra[300];
-  snprintf(extra, sizeof(extra), " | create %.0f ms (plan %.0f upload %.0f fill %.0f), tune %.0f ms (%d products)", create_ms, info.plan_ms, info.upload_ms, info.fill_ms, info.tune_ms, info.tune_products);
+  snprintf(extra, sizeof(extra), " | create %.1f ms (page-lock %.1f, upload %.1f at %.1f GB/s, plan on the GPU %.1f, fill %.1f), tune %.1f ms (%d products)", create_ms, info.pin_ms, info.upload_ms, info.upload_ms > 0 ? info.upload_bytes / info.upload_ms / 1e6 : 0.0, info.plan_ms, info.fill_ms, info.tune_ms, info.tune_products);
   record(m, fmt, describe(d), ms, info.device_bytes, setup, err);
   printf("  %-22s %s\n", "", extra);
-  bench_paths(d, a, hx, dx, dy, ref);
+  if (chose) *chose = describe(d);
+  if (setup_ms) *setup_ms = setup;
+  if (paths) bench_paths(d, a, hx, dx, dy, ref);
   ellr_cuda_destroy(d);
-  if (!sweep) return;
+  if (!sweep) return ms;
 
   /* variants for the tuning notes: T x kernel options at BS 128 (T = 1, 2, 4) */
   static const int Ts[] = {1, 2, 4};
@@ -364,6 +373,20 @@ static void bench_engine(const char *fmt, const bench_matrix &m, ellr_params p, 
     }
     ellr_cuda_destroy(d);
   }
+  return ms;
+}
+
+/* fmt with the model (the default) and with the exhaustive search, for the comparison table */
+static void bench_engine_tuned(const char *fmt, const bench_matrix &m, ellr_params p, const double *hx, const double *dx, double *dy, const double *ref, int sweep)
+{
+  tune_cmp c;
+  c.matrix      = m.name;
+  c.format      = fmt;
+  p.tune        = ELLR_TUNE_MODEL;
+  c.model_ms    = bench_engine(fmt, m, p, hx, dx, dy, ref, sweep, 1, &c.model, &c.model_setup);
+  p.tune        = ELLR_TUNE_EXHAUSTIVE;
+  c.exhaustive_ms = bench_engine((std::string(fmt) + " exhaustive").c_str(), m, p, hx, dx, dy, ref, 0, 0, &c.exhaustive, &c.exhaustive_setup);
+  if (c.model_ms > 0 && c.exhaustive_ms > 0) g_tune.push_back(c);
 }
 
 static double bench_copy(size_t bytes)
@@ -393,10 +416,11 @@ static void run_matrix(cusparseHandle_t h, bench_matrix &m, int sweep)
   CK(cudaMemcpy(dx, x.data(), (size_t)a->ncols * 8, cudaMemcpyHostToDevice));
   const size_t first = g_results.size();
   bench_cusparse(h, m, dx, dy, ref.data());
-  ellr_params ellrt = {0, 0, 0, 0, 0, 20.0}; /* plain ELLPACK-R; refuse more than 20x CSR's bytes */
-  ellr_params pellr = {0, 0, 32, 1, 0, 20.0};
-  bench_engine("ELLR-T", m, ellrt, x.data(), dx, dy, ref.data(), sweep);
-  bench_engine("PELLR", m, pellr, x.data(), dx, dy, ref.data(), sweep);
+  ellr_params ellrt = {0, 0, 0, 0, 0, 20.0, 0, 0}; /* plain ELLPACK-R; refuse more than 20x CSR's bytes */
+  ellr_params pellr = {0, 0, 32, 1, 0, 20.0, 0, 0};
+  ellrt.pin_host = pellr.pin_host = 1; /* as the PETSc binding does by default */
+  bench_engine_tuned("ELLR-T", m, ellrt, x.data(), dx, dy, ref.data(), sweep);
+  bench_engine_tuned("PELLR", m, pellr, x.data(), dx, dy, ref.data(), sweep);
   double best = 1e30;
   for (size_t k = first; k < g_results.size(); k++)
     if (g_results[k].format.rfind("cuSPARSE", 0) == 0 && g_results[k].ms > 0) best = std::min(best, g_results[k].ms);
@@ -527,6 +551,16 @@ int main(int argc, char **argv)
     printf("| %s | %s | %s | %.4f | %.1f | %.0f | %.1f | %.1f | %.2f | %s | %.0e |\n", r.matrix.c_str(), r.format.c_str(), r.params.c_str(), r.ms, r.gflops, r.gbs, 100 * r.gbs / g_copy_gbs, r.bytes / 1e6, r.ratio,
            r.format.rfind("cuSPARSE", 0) == 0 ? "" : std::to_string((int)(r.setup_ms + 0.5)).c_str(), r.err);
   }
+  /* the model's pick against the exhaustive search's */
+  int within = 0;
+  printf("\ntuning by the model (at most 3 timed products, none under 2x L2) against the exhaustive search; time = median of %d\n", g_reps);
+  printf("| matrix | format | model's pick | ms | setup ms | exhaustive pick | ms | setup ms | model / exhaustive |\n|---|---|---|---:|---:|---|---:|---:|---:|\n");
+  for (auto &c : g_tune) {
+    const double r = c.model_ms / c.exhaustive_ms;
+    within += r <= 1.03;
+    printf("| %s | %s | %s | %.4f | %.1f | %s | %.4f | %.1f | %.3f |\n", c.matrix.c_str(), c.format.c_str(), c.model.c_str(), c.model_ms, c.model_setup, c.exhaustive.c_str(), c.exhaustive_ms, c.exhaustive_setup, r);
+  }
+  printf("model within 3%% of the exhaustive search: %d of %zu\n", within, g_tune.size());
   bad += g_paths_bad;
   if (bad) printf("spmv: %d results FAILED the 1e-12 check\n", bad);
   return bad ? 1 : 0;

@@ -51,8 +51,10 @@ typedef struct {
   int32_t         *rowptr32, *colidx32; /* 32-bit copies of the CSR indices when PetscInt is 64-bit */
   PetscInt         rowptr32n, colidx32n; /* rows and nonzeros they were allocated for */
   PetscInt         nproducts;             /* products run on this storage: proves the plugin's kernels ran */
+  PetscBool        pinned;                /* the GPU storage keeps the host CSR arrays page-locked */
 } Mat_SeqAIJELLR;
 
+PETSC_INTERN const char *const MatELLRTuneModes[];
 PETSC_INTERN const char *MatELLRTypeName(MatELLRFormat, PetscBool mpi);
 PETSC_INTERN PetscErrorCode MatELLRSettingsDefault(MatELLRFormat, MatELLRSettings *);
 PETSC_INTERN PetscErrorCode MatELLRSettingsFromOptions(Mat, MatELLROptionItems, MatELLRSettings *);
@@ -74,6 +76,7 @@ PETSC_INTERN PetscErrorCode MatSeqAIJELLRAdopt(Mat, Mat_SeqAIJELLR *);
 PETSC_INTERN Mat_SeqAIJELLR *MatSeqAIJELLRGetData(Mat);
 PETSC_INTERN PetscErrorCode MatELLRGetProductCount_SeqAIJELLR(Mat, PetscInt *);
 PETSC_INTERN PetscErrorCode MatSeqAIJELLRFreeStorage(Mat_SeqAIJELLR *);
+PETSC_INTERN PetscErrorCode MatSeqAIJELLRUnpinIfReallocatable(Mat);
 PETSC_INTERN const ellr_plan *MatSeqAIJELLRGetPlan(Mat_SeqAIJELLR *);
 PETSC_INTERN PetscErrorCode MatSeqAIJELLRResolve(Mat, Mat_SeqAIJELLR *);
 PETSC_INTERN PetscErrorCode MatMult_SeqAIJELLR(Mat, Vec, Vec);

@@ -22,6 +22,8 @@ PetscErrorCode MatELLRSettingsDefault(MatELLRFormat format, MatELLRSettings *s)
   s->eng.max_fill     = 8.0;
   s->eng.sort_rows    = format == MAT_ELLR_FORMAT_PELLR;
   s->eng.slice_height = format == MAT_ELLR_FORMAT_PELLR ? 32 : 0;
+  s->eng.tune         = ELLR_TUNE_MODEL;
+  s->eng.pin_host     = 1;
   PetscFunctionReturn(0);
 }
 
@@ -31,7 +33,8 @@ PetscErrorCode MatELLRSettingsDefault(MatELLRFormat format, MatELLRSettings *s)
 PetscErrorCode MatELLRSettingsFromOptions(Mat A, MatELLROptionItems PetscOptionsObject, MatELLRSettings *s)
 {
   PetscInt    T = s->eng.threads_per_row, bs = s->eng.block_size, C = s->eng.slice_height, window = s->eng.sort_window;
-  PetscBool   sort = s->eng.sort_rows ? PETSC_TRUE : PETSC_FALSE, verify = s->verify;
+  PetscBool   sort = s->eng.sort_rows ? PETSC_TRUE : PETSC_FALSE, verify = s->verify, pin = s->eng.pin_host ? PETSC_TRUE : PETSC_FALSE;
+  PetscEnum   tune = (PetscEnum)s->eng.tune;
   PetscReal   max_fill = s->eng.max_fill;
   PetscEnum   backend  = (PetscEnum)s->backend;
   const char *pre      = NULL;
@@ -45,6 +48,8 @@ PetscErrorCode MatELLRSettingsFromOptions(Mat A, MatELLROptionItems PetscOptions
   PetscCall(PetscOptionsBool("-mat_ellr_sort", "Store rows sorted by decreasing length (PELLR)", "MATELLR", sort, &sort, NULL));
   PetscCall(PetscOptionsInt("-mat_ellr_sort_window", "Sort rows only inside windows of this many rows; 0 = all rows", "MATELLR", window, &window, NULL));
   PetscCall(PetscOptionsReal("-mat_ellr_max_fill", "Refuse storage of more than this many times CSR's bytes; 0 = no limit", "MATELLR", max_fill, &max_fill, NULL));
+  PetscCall(PetscOptionsEnum("-mat_ellr_tune", "How the GPU kernel's parameters left at 0 are picked: model (row statistics; at most 3 timed products, on large blocks only), exhaustive (timed search) or none (the model, untimed)", "MATELLR", MatELLRTuneModes, tune, &tune, NULL));
+  PetscCall(PetscOptionsBool("-mat_ellr_pin_host", "Page-lock the CSR arrays while the pattern lives, so that uploads and value refreshes run at the link's speed", "MATELLR", pin, &pin, NULL));
   PetscCall(PetscOptionsBool("-mat_ellr_verify", "Check every GPU product against the CPU engine (slow; for debugging)", "MATELLR", verify, &verify, NULL));
   PetscOptionsHeadEnd();
   PetscCall(PetscObjectGetOptionsPrefix((PetscObject)A, &pre));
@@ -63,6 +68,8 @@ PetscErrorCode MatELLRSettingsFromOptions(Mat A, MatELLROptionItems PetscOptions
   s->eng.max_fill        = (double)max_fill;
   s->backend             = (MatELLRBackend)backend;
   s->verify              = verify;
+  s->eng.tune            = (int)tune;
+  s->eng.pin_host        = pin ? 1 : 0;
   PetscFunctionReturn(0);
 }
 
@@ -84,7 +91,7 @@ PetscErrorCode MatELLRSettingsFromOptionsDatabase(Mat A, MatELLRSettings *s)
 
 PetscBool MatELLRSettingsEqual(const MatELLRSettings *a, const MatELLRSettings *b)
 {
-  return (PetscBool)(a->format == b->format && a->backend == b->backend && a->eng.threads_per_row == b->eng.threads_per_row && a->eng.block_size == b->eng.block_size && a->eng.slice_height == b->eng.slice_height && a->eng.sort_rows == b->eng.sort_rows && a->eng.sort_window == b->eng.sort_window && a->eng.max_fill == b->eng.max_fill && a->verify == b->verify);
+  return (PetscBool)(a->format == b->format && a->backend == b->backend && a->eng.threads_per_row == b->eng.threads_per_row && a->eng.block_size == b->eng.block_size && a->eng.slice_height == b->eng.slice_height && a->eng.sort_rows == b->eng.sort_rows && a->eng.sort_window == b->eng.sort_window && a->eng.max_fill == b->eng.max_fill && a->eng.tune == b->eng.tune && a->eng.pin_host == b->eng.pin_host && a->verify == b->verify);
 }
 
 #if defined(PETSCELLR_HAVE_CUDA) && !defined(PETSCELLR_PETSC_HAS_CUDA)
@@ -217,6 +224,7 @@ PetscErrorCode MatELLRRestoreBaseOps(Mat B, const struct _MatOps *base)
   B->ops->multtranspose    = base->multtranspose;
   B->ops->multtransposeadd = base->multtransposeadd;
   B->ops->assemblyend      = base->assemblyend;
+  B->ops->setvalues        = base->setvalues;
   B->ops->destroy          = base->destroy;
   B->ops->duplicate        = base->duplicate;
   B->ops->setfromoptions   = base->setfromoptions;

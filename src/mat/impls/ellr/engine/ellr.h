@@ -62,7 +62,15 @@ typedef struct {
   int    sort_rows;       /* 0 = keep row order; 1 = sort rows by decreasing length */
   int    sort_window;     /* with sort_rows: sort inside windows of this many rows; 0 = all */
   double max_fill;        /* refuse storage of more than max_fill times CSR's bytes; <= 0: no limit */
+  int    tune;            /* GPU: what is left at 0 is picked by ELLR_TUNE_MODEL (row statistics, <= 3 timed
+                             products on large blocks), ELLR_TUNE_EXHAUSTIVE (timed search over T, block size,
+                             kernel options) or ELLR_TUNE_NONE (the model's pick, no timed product) */
+  int    pin_host;        /* GPU: keep the CSR arrays page-locked (cudaHostRegister) from create until
+                             ellr_cuda_unpin_host or destroy: copies run at the link's speed; the caller
+                             promises not to free them meanwhile */
 } ellr_params;
+
+enum { ELLR_TUNE_MODEL = 0, ELLR_TUNE_EXHAUSTIVE = 1, ELLR_TUNE_NONE = 2 };
 
 /* The input: a CSR matrix with 32-bit indices (any column order inside a row). */
 typedef struct {
@@ -93,6 +101,7 @@ typedef struct {
   int64_t *slice_start; /* [nslices + 1], offsets in entries; slice_start[nslices] = nstored */
   int32_t *rowlen;      /* [nslices * C], stored order; rows past nrows have length 0 */
   int32_t *perm;        /* [nrows], stored row -> original row; NULL for identity */
+  int32_t  sorted;      /* rows sorted by length (perm describes the order) */
   ellr_stats stats;
 } ellr_plan;
 

@@ -1,18 +1,24 @@
 /*
   ellr_cuda.cu - the CUDA backend of the engine (ellr_cuda.h), PETSc-free.
 
-  create:  host plan (ellr_plan_create: the fill check happens there, before any GPU allocation)
-           -> GPU memory check (cudaMemGetInfo) -> CSR uploaded -> layout filled on the GPU with the
-           default T and block size.  With tuning pending the uploaded CSR is kept for ellr_cuda_tune,
-           otherwise freed.
-  tune:    (T, BS, kernel options) tuned when asked for 0: each T candidate is a host re-plan (O(n))
-           plus a device refill from the CSR kept by create, each timed with CUDA events -> CSR freed.
-           Keeping the CSR costs no time and no more peak memory than create already had (the CSR
-           sat next to the storage for the fill); re-uploading it from the host would cost a PCIe
-           transfer of 12 nnz bytes.  The price is that GPU memory stays held between create and tune
-           when tune is called late or never (destroy frees it).
+  create:  (pin_host) the CSR arrays page-locked -> row offsets uploaded -> the plan made on the GPU
+           (ellr_cuda_plan.cu) while the column indices and values upload on a second stream -> the fill
+           check (before the padded storage is allocated) -> layout filled on the GPU.  T is the model's
+           (or the pattern cache's) from the start, so tuning never has to rebuild the layout.
+           Measured on an H100 for 322 MB (tests/gpu/upload_bench.cu): a pageable copy runs at 7 GB/s;
+           cudaHostRegister costs ~12 ms, a copy from registered memory 6.2 ms (54 GB/s), unregistering
+           ~6 ms; threads or pinned staging do not beat that; a kernel reading the registered memory
+           directly (zero-copy) took 7.3 ms, no better than the copy.  Hence: registered, copied, and kept
+           registered while the pattern lives, so that value refreshes move at 54 GB/s too.
+  tune:    what the parameters left at 0.  ELLR_TUNE_MODEL: T from the row statistics (the plan's), then on
+           large blocks at most 3 timed products over the options that need no new layout (row-length or
+           slice-width stopping, load path); ELLR_TUNE_EXHAUSTIVE: timed search over T (a refill from the
+           CSR kept on the device per T), block size and options.  The decision is cached per process by
+           the pattern's signature (row lengths and sizes), so another matrix with the same pattern
+           (GAMG rebuilds, MatDuplicate, other MPI blocks of the same shape) skips the trials.
   update:  values uploaded into a scratch buffer kept from the first refresh on (row offsets
-           uploaded once, at that first refresh), values scattered on the GPU.
+           uploaded once, at that first refresh), values scattered on the GPU; from page-locked values
+           at the link's speed.
   mult:    one kernel launch (two when a chunked layout splits slices), any stream.
   Every copy and kernel goes to the caller's stream.  Host arrays that are the source of a copy stay
   untouched until the copy has completed (a stream synchronize in create/tune/update; pinned staging
@@ -23,6 +29,8 @@
 #include "ellr_cuda.h"
 #include "ellr_cuda_internal.cuh"
 #include "ellr_cuda_kernels.cuh"
+#include "ellr_cuda_util.cuh"
+#include "ellr_cuda_plan.cuh"
 
 #include <climits>
 #include <cstdio>
@@ -30,6 +38,7 @@
 #include <cstring>
 #include <ctime>
 #include <cuda_runtime.h>
+#include <mutex>
 
 struct ellr_cuda_matrix {
   ellr_plan       plan;
@@ -39,9 +48,9 @@ struct ellr_cuda_matrix {
   ellr_cuda_kopts req; /* requested kernel options */
   int             kernel, uselen, loads, J; /* resolved: kernel 1 rows / 2 chunks */
   /* device storage */
-  int64_t *d_slice_start;
-  int32_t *d_rowlen, *d_perm, *d_col;
-  double  *d_val;
+  ellr_dplan dp; /* plan arrays on the device: row lengths, permutation, slice offsets */
+  int32_t   *d_col;
+  double    *d_val;
   int2    *d_items;
   int32_t *d_split;
   int64_t  nitems, nsplit, cap_items, cap_split, cap_stored;
@@ -50,7 +59,12 @@ struct ellr_cuda_matrix {
   int32_t    *d_csr_rowptr, *d_csr_col;
   double     *d_csr_val;
   int         tune_pending, refresh_ready;
-  cudaEvent_t refresh_done; /* after the last refill: the scratch values have been read */
+  cudaEvent_t refresh_start, refresh_done; /* around the last refill: the scratch values have been read after done */
+  /* page-locked parts of the host CSR arrays (pin_host): row offsets, column indices, values */
+  void  *pin_base[3];
+  size_t pin_len[3];
+  const void *pin_src[3]; /* the arrays they belong to */
+  int    cached;          /* the tuning decision came from the pattern cache */
   /* staging for host vectors in ellr_cuda_mult_mixed */
   double     *h_x, *h_y, *d_x, *d_y;
   size_t      stage_n;
@@ -60,59 +74,6 @@ struct ellr_cuda_matrix {
 };
 
 static ellr_cuda_kopts g_default_kopts = {0, -1, 0, -1};
-
-static double wall_ms(void)
-{
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return ts.tv_sec * 1e3 + ts.tv_nsec * 1e-6;
-}
-
-static ellr_status cu_err(cudaError_t e, const char *what, int line)
-{
-  (void)cudaGetLastError(); /* a non-sticky error must not resurface at the next launch check */
-  return ellr_error(ELLR_ERR_CUDA, "CUDA error %s (%s) in %s (ellr_cuda.cu:%d)", cudaGetErrorName(e), cudaGetErrorString(e), what, line);
-}
-#define CU(call) \
-  do { \
-    cudaError_t e_ = (call); \
-    if (e_ != cudaSuccess) return cu_err(e_, #call, __LINE__); \
-  } while (0)
-#define TRY(call) \
-  do { \
-    ellr_status s_ = (call); \
-    if (s_ != ELLR_OK) return s_; \
-  } while (0)
-
-static ellr_status mem_check(size_t need, const char *what)
-{
-  size_t freeb = 0, total = 0;
-  CU(cudaMemGetInfo(&freeb, &total));
-  if (need > freeb) return ellr_error(ELLR_ERR_CUDA, "GPU out of memory: %s needs %zu bytes (%.1f MB) but only %zu bytes (%.1f MB) of %zu are free", what, need, need / 1e6, freeb, freeb / 1e6, total);
-  return ELLR_OK;
-}
-
-template <class X>
-static ellr_status dalloc(X **p, size_t n, const char *what)
-{
-  cudaError_t e = cudaMalloc((void **)p, (n ? n : 1) * sizeof(X));
-  if (e != cudaSuccess) {
-    *p = NULL;
-    (void)cudaGetLastError();
-    return ellr_error(ELLR_ERR_CUDA, "GPU out of memory: cudaMalloc of %zu bytes for %s failed: %s", (n ? n : 1) * sizeof(X), what, cudaGetErrorString(e));
-  }
-  return ELLR_OK;
-}
-
-/* cudaFree waits for the device's outstanding work first, so nothing queued still reads the buffer. */
-template <class X>
-static ellr_status dfree(X **p)
-{
-  cudaError_t e = *p ? cudaFree((void *)*p) : cudaSuccess;
-  *p            = NULL;
-  if (e != cudaSuccess) return cu_err(e, "cudaFree", __LINE__);
-  return ELLR_OK;
-}
 
 /* A host array to the device on stream s, complete on return (s synchronized): the host array may be
    freed or changed right after.  For create / tune / first refresh only. */
@@ -129,11 +90,6 @@ static ellr_status upload(void *dst, const void *src, size_t bytes, cudaStream_t
 }
 
 /* ---- plan helpers --------------------------------------------------------------------------- */
-static size_t plan_device_bytes(const ellr_plan *pl)
-{
-  return pl->stats.bytes; /* values + columns + rowlen + perm + slice offsets, as on the host */
-}
-
 static inline int64_t slice_blocks(const ellr_plan *pl, int32_t s) { return (pl->slice_start[s + 1] - pl->slice_start[s]) / ((int64_t)pl->C * pl->T); }
 
 int64_t ellr_cuda_count_items(const ellr_plan *pl, int J, int64_t *nsplit)
@@ -201,7 +157,7 @@ static ellr_status build_items(ellr_cuda_matrix *d, cudaStream_t s)
   }
   ellr_status st = ELLR_OK;
   if (nitems > d->cap_items) {
-    if (!(st = dfree(&d->d_items)) && !(st = mem_check((size_t)nitems * sizeof(int2), "the work items")) && !(st = dalloc(&d->d_items, (size_t)nitems, "the work items"))) d->cap_items = nitems;
+    if (!(st = dfree(&d->d_items)) && !(st = ellr_mem_check((size_t)nitems * sizeof(int2), "the work items")) && !(st = dalloc(&d->d_items, (size_t)nitems, "the work items"))) d->cap_items = nitems;
     else d->cap_items = 0;
   }
   if (!st && nsplit > d->cap_split) {
@@ -218,29 +174,19 @@ static ellr_status build_items(ellr_cuda_matrix *d, cudaStream_t s)
   return ELLR_OK;
 }
 
-/* Device layout of d->plan from the CSR on the device: plan arrays, storage, fill, work items, all on
-   s.  Returns with s synchronized (the host plan arrays copied; nothing of the old layout in use). */
-static ellr_status build_layout(ellr_cuda_matrix *d, int first, cudaStream_t s)
+/* Device layout of d->plan (its device arrays in d->dp) from the CSR on the device: storage, fill, work
+   items, all on s.  Returns with s synchronized (nothing of an old layout still in use). */
+static ellr_status build_layout(ellr_cuda_matrix *d, cudaStream_t s)
 {
   const ellr_plan *pl          = &d->plan;
   const size_t     nstoredrows = (size_t)pl->nslices * pl->C;
-  if (first) {
-    TRY(dalloc(&d->d_rowlen, nstoredrows, "the row lengths"));
-    TRY(upload(d->d_rowlen, pl->rowlen, nstoredrows * sizeof(int32_t), s, "cudaMemcpyAsync (row lengths)"));
-    if (pl->perm) {
-      TRY(dalloc(&d->d_perm, (size_t)pl->nrows, "the row permutation"));
-      TRY(upload(d->d_perm, pl->perm, (size_t)pl->nrows * sizeof(int32_t), s, "cudaMemcpyAsync (row permutation)"));
-    }
-    TRY(dalloc(&d->d_slice_start, (size_t)pl->nslices + 1, "the slice offsets"));
-  }
   CU(cudaStreamSynchronize(s)); /* products of the old layout (tuning) done before its storage goes */
-  TRY(upload(d->d_slice_start, pl->slice_start, ((size_t)pl->nslices + 1) * sizeof(int64_t), s, "cudaMemcpyAsync (slice offsets)"));
   const int64_t nstored = pl->stats.nstored;
   if (nstored != d->cap_stored || !d->d_col) {
     TRY(dfree(&d->d_col));
     TRY(dfree(&d->d_val));
     d->cap_stored = 0;
-    TRY(mem_check((size_t)nstored * 12, "the padded storage"));
+    TRY(ellr_mem_check((size_t)nstored * 12, "the padded storage"));
     TRY(dalloc(&d->d_col, (size_t)nstored, "the column indices"));
     TRY(dalloc(&d->d_val, (size_t)nstored, "the values"));
     d->cap_stored = nstored;
@@ -248,7 +194,7 @@ static ellr_status build_layout(ellr_cuda_matrix *d, int first, cudaStream_t s)
   const int64_t threads = (int64_t)nstoredrows * pl->T;
   if (threads > 0 && nstored > 0) {
     const int64_t blocks = (threads + 255) / 256;
-    ellr_kernel_fill<<<(unsigned)blocks, 256, 0, s>>>((int64_t)nstoredrows, pl->nrows, pl->C, pl->T, d->d_slice_start, d->d_rowlen, d->d_perm, d->d_csr_rowptr, d->d_csr_col, d->d_csr_val, d->d_col, d->d_val, 0);
+    ellr_kernel_fill<<<(unsigned)blocks, 256, 0, s>>>((int64_t)nstoredrows, pl->nrows, pl->C, pl->T, d->dp.slice_start, d->dp.rowlen, d->dp.perm, d->d_csr_rowptr, d->d_csr_col, d->d_csr_val, d->d_col, d->d_val, 0);
     CU(cudaGetLastError());
   }
   resolve_kopts(d);
@@ -258,34 +204,45 @@ static ellr_status build_layout(ellr_cuda_matrix *d, int first, cudaStream_t s)
 }
 
 /* ---- products --------------------------------------------------------------------------------- */
+/* probe: load the kernel's module instead of launching it (CUDA loads modules lazily, at the first launch:
+   a timed first launch would time the load) */
 template <int T, bool ADDZ, bool TRANS, bool LEN, int LD>
-static void launch(int chunks, unsigned grid, unsigned block, cudaStream_t s, const ellr_kargs &a)
+static void launch(int chunks, unsigned grid, unsigned block, cudaStream_t s, const ellr_kargs &a, bool probe)
 {
-  if (chunks) ellr_kernel_chunks<T, ADDZ, TRANS, LEN, LD><<<grid, block, 0, s>>>(a);
+  cudaFuncAttributes fa;
+  if (probe) (void)cudaFuncGetAttributes(&fa, chunks ? (const void *)ellr_kernel_chunks<T, ADDZ, TRANS, LEN, LD> : (const void *)ellr_kernel_rows<T, ADDZ, TRANS, LEN, LD>);
+  else if (chunks) ellr_kernel_chunks<T, ADDZ, TRANS, LEN, LD><<<grid, block, 0, s>>>(a);
   else ellr_kernel_rows<T, ADDZ, TRANS, LEN, LD><<<grid, block, 0, s>>>(a);
 }
 
 template <int T, bool ADDZ, bool LEN>
-static void launch_ld(int chunks, int ld, unsigned grid, unsigned block, cudaStream_t s, const ellr_kargs &a)
+static void launch_ld(int chunks, int ld, unsigned grid, unsigned block, cudaStream_t s, const ellr_kargs &a, bool probe)
 {
-  if (ld) launch<T, ADDZ, false, LEN, 1>(chunks, grid, block, s, a);
-  else launch<T, ADDZ, false, LEN, 0>(chunks, grid, block, s, a);
+  if (ld) launch<T, ADDZ, false, LEN, 1>(chunks, grid, block, s, a, probe);
+  else launch<T, ADDZ, false, LEN, 0>(chunks, grid, block, s, a, probe);
 }
 
 template <int T>
-static void launch_T(int chunks, bool addz, bool trans, bool len, int ld, unsigned grid, unsigned block, cudaStream_t s, const ellr_kargs &a)
+static void launch_T(int chunks, bool addz, bool trans, bool len, int ld, unsigned grid, unsigned block, cudaStream_t s, const ellr_kargs &a, bool probe)
 {
-  if (trans) launch<T, false, true, true, 0>(chunks, grid, block, s, a);
+  if (trans) launch<T, false, true, true, 0>(chunks, grid, block, s, a, probe);
   else if (addz) {
-    if (len) launch_ld<T, true, true>(chunks, ld, grid, block, s, a);
-    else launch_ld<T, true, false>(chunks, ld, grid, block, s, a);
+    if (len) launch_ld<T, true, true>(chunks, ld, grid, block, s, a, probe);
+    else launch_ld<T, true, false>(chunks, ld, grid, block, s, a, probe);
   } else {
-    if (len) launch_ld<T, false, true>(chunks, ld, grid, block, s, a);
-    else launch_ld<T, false, false>(chunks, ld, grid, block, s, a);
+    if (len) launch_ld<T, false, true>(chunks, ld, grid, block, s, a, probe);
+    else launch_ld<T, false, false>(chunks, ld, grid, block, s, a, probe);
   }
 }
 
+static ellr_status mult(ellr_cuda_matrix *d, const double *x, const double *z, double *y, int transpose, void *stream, bool probe);
+
 ellr_status ellr_cuda_mult(ellr_cuda_matrix *d, const double *x, const double *z, double *y, int transpose, void *stream)
+{
+  return mult(d, x, z, y, transpose, stream, false);
+}
+
+static ellr_status mult(ellr_cuda_matrix *d, const double *x, const double *z, double *y, int transpose, void *stream, bool probe)
 {
   if (!d) return ellr_error(ELLR_ERR_ARG, "ellr_cuda_mult: no matrix");
   const ellr_plan *pl = &d->plan;
@@ -294,7 +251,7 @@ ellr_status ellr_cuda_mult(ellr_cuda_matrix *d, const double *x, const double *z
   const int32_t    nout = transpose ? m : n;
   if (nout == 0) return ELLR_OK;
   if (!y || (!x && (transpose ? n : m) > 0)) return ellr_error(ELLR_ERR_ARG, "ellr_cuda_mult: missing vector");
-  if (transpose) {
+  if (transpose && !probe) {
     if (!z) CU(cudaMemsetAsync(y, 0, (size_t)m * sizeof(double), s));
     else if (z != y) CU(cudaMemcpyAsync(y, z, (size_t)m * sizeof(double), cudaMemcpyDeviceToDevice, s));
     if (n == 0 || pl->stats.nstored == 0) return ELLR_OK;
@@ -306,9 +263,9 @@ ellr_status ellr_cuda_mult(ellr_cuda_matrix *d, const double *x, const double *z
   a.G           = (int32_t)(a.CT / 32);
   a.J           = d->J;
   a.nitems      = d->nitems;
-  a.slice_start = d->d_slice_start;
-  a.rowlen      = d->d_rowlen;
-  a.perm        = d->d_perm;
+  a.slice_start = d->dp.slice_start;
+  a.rowlen      = d->dp.rowlen;
+  a.perm        = d->dp.perm;
   a.col         = d->d_col;
   a.val         = d->d_val;
   a.items       = d->d_items;
@@ -318,9 +275,9 @@ ellr_status ellr_cuda_mult(ellr_cuda_matrix *d, const double *x, const double *z
   const int chunks = d->kernel == 2;
   int64_t   blocks;
   if (chunks) {
-    if (!transpose && d->nsplit > 0 && z != y) {
+    if (!transpose && d->nsplit > 0 && z != y && !probe) {
       const int64_t tb = (d->nsplit * pl->C + 255) / 256;
-      ellr_kernel_init_split<<<(unsigned)tb, 256, 0, s>>>((int32_t)d->nsplit, d->d_split, pl->C, n, d->d_perm, z, y);
+      ellr_kernel_init_split<<<(unsigned)tb, 256, 0, s>>>((int32_t)d->nsplit, d->d_split, pl->C, n, d->dp.perm, z, y);
       CU(cudaGetLastError());
     }
     blocks = (d->nitems * a.G + d->bs / 32 - 1) / (d->bs / 32);
@@ -330,22 +287,22 @@ ellr_status ellr_cuda_mult(ellr_cuda_matrix *d, const double *x, const double *z
   const bool len = transpose ? true : d->uselen != 0;
   switch (pl->T) {
   case 1:
-    launch_T<1>(chunks, z != NULL, transpose != 0, len, d->loads, (unsigned)blocks, (unsigned)d->bs, s, a);
+    launch_T<1>(chunks, z != NULL, transpose != 0, len, d->loads, (unsigned)blocks, (unsigned)d->bs, s, a, probe);
     break;
   case 2:
-    launch_T<2>(chunks, z != NULL, transpose != 0, len, d->loads, (unsigned)blocks, (unsigned)d->bs, s, a);
+    launch_T<2>(chunks, z != NULL, transpose != 0, len, d->loads, (unsigned)blocks, (unsigned)d->bs, s, a, probe);
     break;
   case 4:
-    launch_T<4>(chunks, z != NULL, transpose != 0, len, d->loads, (unsigned)blocks, (unsigned)d->bs, s, a);
+    launch_T<4>(chunks, z != NULL, transpose != 0, len, d->loads, (unsigned)blocks, (unsigned)d->bs, s, a, probe);
     break;
   case 8:
-    launch_T<8>(chunks, z != NULL, transpose != 0, len, d->loads, (unsigned)blocks, (unsigned)d->bs, s, a);
+    launch_T<8>(chunks, z != NULL, transpose != 0, len, d->loads, (unsigned)blocks, (unsigned)d->bs, s, a, probe);
     break;
   case 16:
-    launch_T<16>(chunks, z != NULL, transpose != 0, len, d->loads, (unsigned)blocks, (unsigned)d->bs, s, a);
+    launch_T<16>(chunks, z != NULL, transpose != 0, len, d->loads, (unsigned)blocks, (unsigned)d->bs, s, a, probe);
     break;
   case 32:
-    launch_T<32>(chunks, z != NULL, transpose != 0, len, d->loads, (unsigned)blocks, (unsigned)d->bs, s, a);
+    launch_T<32>(chunks, z != NULL, transpose != 0, len, d->loads, (unsigned)blocks, (unsigned)d->bs, s, a, probe);
     break;
   default:
     return ellr_error(ELLR_ERR_ARG, "ellr_cuda_mult: threads per row %d", pl->T);
@@ -355,17 +312,73 @@ ellr_status ellr_cuda_mult(ellr_cuda_matrix *d, const double *x, const double *z
 }
 
 /* ---- tuning ------------------------------------------------------------------------------------ */
-/* Another T: re-plan on the host (O(n): same order, no re-sort) and refill on the GPU from the CSR
-   kept by create. */
+/* Another T (exhaustive tuning): new slice offsets on the GPU (same order, no re-sort) and a refill from the
+   CSR kept by create.  On ELLR_ERR_FILL the plan is left half-changed: retile to a T that fitted. */
 static ellr_status retile(ellr_cuda_matrix *d, int T, cudaStream_t s)
 {
-  ellr_plan   np;
-  ellr_params p     = d->params;
-  p.threads_per_row = T;
-  TRY(ellr_plan_retile(&d->plan, T, &p, &np)); /* same order: no re-sort */
-  ellr_plan_destroy(&d->plan); /* its arrays were last copied in a build_layout that synchronized */
-  d->plan = np;
-  return build_layout(d, 0, s);
+  TRY(ellr_cuda_plan_geometry(d->d_csr_rowptr, T, &d->params, s, &d->plan, &d->dp));
+  return build_layout(d, s);
+}
+
+/* ---- the pattern cache: tuning decisions by pattern signature, per process --------------------- */
+typedef struct {
+  uint64_t        signature;
+  int64_t         nnz;
+  int32_t         nrows, ncols, C, sort, window, T, bs, tune, device;
+  ellr_cuda_kopts req;
+} tune_key;
+typedef struct {
+  int T, bs, uselen, loads;
+} tune_choice;
+#define ELLR_TUNE_CACHE 64
+static struct {
+  tune_key    key;
+  tune_choice choice;
+  int         used;
+} g_cache[ELLR_TUNE_CACHE];
+static int        g_cache_next;
+static std::mutex g_cache_mutex;
+
+static void cache_key(const ellr_cuda_matrix *d, tune_key *k)
+{
+  memset(k, 0, sizeof(*k)); /* padding too: keys are compared with memcmp */
+  k->signature = d->dp.signature;
+  k->nnz       = d->nnz;
+  k->nrows     = d->plan.nrows;
+  k->ncols     = d->plan.ncols;
+  k->C         = d->plan.C;
+  k->sort      = d->params.sort_rows;
+  k->window    = d->params.sort_window;
+  k->T         = d->params.threads_per_row;
+  k->bs        = d->params.block_size;
+  k->tune      = d->params.tune;
+  k->req       = d->req;
+  (void)cudaGetDevice(&k->device);
+}
+
+static int cache_find(const tune_key *k, tune_choice *c)
+{
+  std::lock_guard<std::mutex> lock(g_cache_mutex);
+  for (int i = 0; i < ELLR_TUNE_CACHE; i++)
+    if (g_cache[i].used && !memcmp(&g_cache[i].key, k, sizeof(*k))) {
+      *c = g_cache[i].choice;
+      return 1;
+    }
+  return 0;
+}
+
+static void cache_store(const tune_key *k, const tune_choice *c)
+{
+  std::lock_guard<std::mutex> lock(g_cache_mutex);
+  for (int i = 0; i < ELLR_TUNE_CACHE; i++)
+    if (g_cache[i].used && !memcmp(&g_cache[i].key, k, sizeof(*k))) {
+      g_cache[i].choice = *c;
+      return;
+    }
+  g_cache[g_cache_next].key    = *k;
+  g_cache[g_cache_next].choice = *c;
+  g_cache[g_cache_next].used   = 1;
+  g_cache_next                 = (g_cache_next + 1) % ELLR_TUNE_CACHE;
 }
 
 struct tune_ctx {
@@ -395,7 +408,8 @@ static ellr_status time_best2(ellr_cuda_matrix *d, const tune_ctx *c, float *ms)
   return ELLR_OK;
 }
 
-static ellr_status tune_products(ellr_cuda_matrix *d, const tune_ctx *c)
+/* ELLR_TUNE_EXHAUSTIVE: T around the model's, the other stopping rule and load path, block sizes. */
+static ellr_status tune_exhaustive(ellr_cuda_matrix *d, const tune_ctx *c)
 {
   const ellr_params *p   = &d->params;
   const int          T0  = d->plan.T;
@@ -408,10 +422,6 @@ static ellr_status tune_products(ellr_cuda_matrix *d, const tune_ctx *c)
     if (T0 * 2 <= ELLR_MAX_THREADS_PER_ROW) Ts[nT++] = T0 * 2;
     if (T0 * 4 <= ELLR_MAX_THREADS_PER_ROW) Ts[nT++] = T0 * 4;
   }
-  if (d->plan.ncols > 0) {
-    ellr_kernel_init_x<<<(unsigned)((d->plan.ncols + 255) / 256), 256, 0, c->s>>>(d->plan.ncols, c->tx);
-    CU(cudaGetLastError());
-  }
   int   bestT = T0;
   float best  = 1e30f, ms;
   d->bs       = bs0;
@@ -419,7 +429,10 @@ static ellr_status tune_products(ellr_cuda_matrix *d, const tune_ctx *c)
   for (int k = 0; k < nT; k++) {
     if (Ts[k] != d->plan.T) {
       ellr_status st = retile(d, Ts[k], c->s);
-      if (st == ELLR_ERR_FILL) continue; /* this T pads past max_fill: not a candidate */
+      if (st == ELLR_ERR_FILL) { /* this T pads past max_fill: not a candidate */
+        TRY(retile(d, bestT, c->s));
+        continue;
+      }
       if (st == ELLR_ERR_CUDA && strstr(ellr_last_error(), "out of memory")) {
         (void)cudaGetLastError();
         TRY(retile(d, bestT, c->s)); /* back to a layout that fits */
@@ -468,6 +481,73 @@ static ellr_status tune_products(ellr_cuda_matrix *d, const tune_ctx *c)
   return ELLR_OK;
 }
 
+/* Blocks whose storage is under twice the L2 cache: a product's time depends more on what the cache
+   holds than on the options, and the trials would cost more than they can win. */
+static int large_enough_to_time(const ellr_cuda_matrix *d)
+{
+  int dev = 0, l2 = 0;
+  (void)cudaGetDevice(&dev);
+  if (cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, dev) != cudaSuccess) {
+    (void)cudaGetLastError();
+    l2 = 50 << 20;
+  }
+  return (double)d->plan.stats.bytes > 2.0 * (double)l2;
+}
+
+/* ELLR_TUNE_MODEL: T and block size are the model's (the plan's T from the mean row length, seed 003; 256
+   threads per block); the options that need no new layout -- stopping at the row length or the slice width,
+   the load path -- are the model's too unless the block is large, then each candidate is timed once (at
+   most 3 products, every kernel loaded before the first is timed). */
+static ellr_status tune_model(ellr_cuda_matrix *d, const tune_ctx *c)
+{
+  if (!large_enough_to_time(d)) return ELLR_OK;
+  int cand[3][2], nc = 0;
+  cand[nc][0] = d->uselen;
+  cand[nc][1] = d->loads;
+  nc++;
+  if (d->req.uselen != 0 && d->req.uselen != 1) {
+    cand[nc][0] = !d->uselen;
+    cand[nc][1] = d->loads;
+    nc++;
+  }
+  if (d->req.loads != 0 && d->req.loads != 1) {
+    cand[nc][0] = d->uselen;
+    cand[nc][1] = !d->loads;
+    nc++;
+  }
+  if (nc < 2) return ELLR_OK;
+  for (int k = 0; k < nc; k++) {
+    d->uselen = cand[k][0];
+    d->loads  = cand[k][1];
+    TRY(mult(d, c->tx, NULL, c->ty, 0, (void *)c->s, true));
+  }
+  float best = 1e30f, ms;
+  int   bk   = 0;
+  for (int k = 0; k < nc; k++) {
+    d->uselen = cand[k][0];
+    d->loads  = cand[k][1];
+    TRY(time_product(d, c, &ms));
+    if (ms < best) {
+      best = ms;
+      bk   = k;
+    }
+  }
+  d->uselen = cand[bk][0];
+  d->loads  = cand[bk][1];
+  return ELLR_OK;
+}
+
+static ellr_status tune_products(ellr_cuda_matrix *d, const tune_ctx *c)
+{
+  if (d->plan.ncols > 0) {
+    ellr_kernel_init_x<<<(unsigned)((d->plan.ncols + 255) / 256), 256, 0, c->s>>>(d->plan.ncols, c->tx);
+    CU(cudaGetLastError());
+  }
+  if (d->params.tune == ELLR_TUNE_EXHAUSTIVE) return tune_exhaustive(d, c);
+  if (d->params.tune == ELLR_TUNE_MODEL) return tune_model(d, c);
+  return ELLR_OK;
+}
+
 /* The CSR kept by create for tuning: column indices always; row offsets and values unless they
    have become the refresh scratch. */
 static ellr_status free_tuning_csr(ellr_cuda_matrix *d)
@@ -481,6 +561,8 @@ static ellr_status free_tuning_csr(ellr_cuda_matrix *d)
   return st;
 }
 
+static ellr_status tune_timed(ellr_cuda_matrix *d, void *stream);
+
 ellr_status ellr_cuda_tune(ellr_cuda_matrix *d, const ellr_csr *a, void *stream)
 {
   if (!d) return ellr_error(ELLR_ERR_ARG, "ellr_cuda_tune: no matrix");
@@ -488,12 +570,42 @@ ellr_status ellr_cuda_tune(ellr_cuda_matrix *d, const ellr_csr *a, void *stream)
   const ellr_plan *pl = &d->plan;
   if (a && (a->nrows != pl->nrows || a->ncols != pl->ncols || !a->rowptr || a->rowptr[a->nrows] != d->nnz))
     return ellr_error(ELLR_ERR_ARG, "ellr_cuda_tune: the matrix is %d x %d with %lld entries, not the %d x %d with %lld planned", a->nrows, a->ncols, a->rowptr ? (long long)a->rowptr[a->nrows] : -1LL, pl->nrows, pl->ncols, (long long)d->nnz);
-  const double t0 = wall_ms();
-  tune_ctx     c;
-  memset(&c, 0, sizeof(c));
-  c.s                   = (cudaStream_t)stream;
+  const double t0 = ellr_wall_ms();
+  tune_key     key;
+  cache_key(d, &key); /* before tuning: the request, not its outcome */
   d->info.tune_products = 0;
-  ellr_status st        = mem_check((size_t)(pl->nrows + pl->ncols) * 8, "the tuning vectors");
+  if (d->cached) { /* T was applied at create */
+    tune_choice ch;
+    if (cache_find(&key, &ch)) {
+      if (!d->params.block_size) d->bs = ch.bs;
+      d->uselen = ch.uselen;
+      d->loads  = ch.loads;
+    }
+    d->info.tune_how = ELLR_TUNED_BY_CACHE;
+  } else if (d->params.tune == ELLR_TUNE_NONE || (d->params.tune == ELLR_TUNE_MODEL && !large_enough_to_time(d))) {
+    d->info.tune_how = d->params.tune == ELLR_TUNE_NONE ? ELLR_TUNED_BY_NONE : ELLR_TUNED_BY_MODEL;
+  } else {
+    TRY(tune_timed(d, stream));
+    d->info.tune_how = d->params.tune == ELLR_TUNE_EXHAUSTIVE ? ELLR_TUNED_BY_EXHAUSTIVE : ELLR_TUNED_BY_MODEL;
+  }
+  if (!d->cached) {
+    tune_choice ch = {d->plan.T, d->bs, d->uselen, d->loads};
+    cache_store(&key, &ch);
+  }
+  TRY(free_tuning_csr(d));
+  d->info.tuned   = 1;
+  d->info.tune_ms = ellr_wall_ms() - t0;
+  return ELLR_OK;
+}
+
+/* Timed tuning: vectors and events, the products, then everything freed. */
+static ellr_status tune_timed(ellr_cuda_matrix *d, void *stream)
+{
+  const ellr_plan *pl = &d->plan;
+  tune_ctx         c;
+  memset(&c, 0, sizeof(c));
+  c.s            = (cudaStream_t)stream;
+  ellr_status st = ellr_mem_check((size_t)(pl->nrows + pl->ncols) * 8, "the tuning vectors");
   if (!st) st = dalloc(&c.tx, (size_t)(pl->ncols > 0 ? pl->ncols : 1), "the tuning vector x");
   if (!st) st = dalloc(&c.ty, (size_t)pl->nrows, "the tuning vector y");
   cudaError_t e = cudaSuccess;
@@ -510,40 +622,150 @@ ellr_status ellr_cuda_tune(ellr_cuda_matrix *d, const ellr_csr *a, void *stream)
   if (!st) st = s2;
   s2 = dfree(&c.ty);
   if (!st) st = s2;
-  if (st) return st; /* the CSR stays: a second call may try again, destroy frees it */
-  TRY(free_tuning_csr(d));
-  d->info.tuned   = 1;
-  d->info.tune_ms = wall_ms() - t0;
+  return st; /* on failure the CSR stays: a second call may try again, destroy frees it */
+}
+
+/* ---- page-locked host arrays ------------------------------------------------------------------ */
+/* Page-locks the whole pages inside array k (never a page it shares with a neighbour: another array's own
+   registration must not overlap).  A refusal (memory already registered by someone else, limits) is not an
+   error: that array is copied from pageable memory, and info says so. */
+static void pin_array(ellr_cuda_matrix *d, int k, const void *src, size_t bytes)
+{
+  const size_t    page = 4096;
+  const uintptr_t b0 = ((uintptr_t)src + page - 1) / page * page, b1 = ((uintptr_t)src + bytes) / page * page;
+  if (!src || bytes < (64u << 10) || b1 <= b0) return; /* small arrays copy fast enough as they are */
+  cudaError_t e = cudaHostRegister((void *)b0, (size_t)(b1 - b0), cudaHostRegisterDefault);
+  if (e != cudaSuccess) {
+    (void)cudaGetLastError();
+    if (!d->info.pin_note[0]) snprintf(d->info.pin_note, sizeof(d->info.pin_note), "cudaHostRegister refused %zu bytes: %s", (size_t)(b1 - b0), cudaGetErrorString(e));
+    return;
+  }
+  d->pin_base[k] = (void *)b0;
+  d->pin_len[k]  = (size_t)(b1 - b0);
+  d->pin_src[k]  = src;
+  d->info.pinned_bytes += d->pin_len[k];
+}
+
+ellr_status ellr_cuda_unpin_host(ellr_cuda_matrix *d)
+{
+  if (!d) return ELLR_OK;
+  ellr_status  st = ELLR_OK;
+  const double t0 = ellr_wall_ms();
+  int          any = 0;
+  for (int k = 0; k < 3; k++) {
+    if (!d->pin_base[k]) continue;
+    cudaError_t e = cudaHostUnregister(d->pin_base[k]);
+    if (e != cudaSuccess && !st) st = cu_err(e, "cudaHostUnregister", __LINE__);
+    d->pin_base[k] = NULL;
+    d->pin_src[k]  = NULL;
+    d->pin_len[k]  = 0;
+    any            = 1;
+  }
+  if (any) d->info.unpin_ms = ellr_wall_ms() - t0;
+  d->info.pinned_bytes = 0;
+  return st;
+}
+
+/* Array k (bytes from src) to dst on s: its page-locked middle at the link's speed, the partial pages at its
+   ends (or all of it, unpinned) through the driver's pageable path.  Queued; the caller synchronizes s
+   before src may change. */
+static ellr_status copy_in(ellr_cuda_matrix *d, int k, void *dst, const void *src, size_t bytes, cudaStream_t s)
+{
+  if (!bytes) return ELLR_OK;
+  if (d->pin_src[k] != src) {
+    CU(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyHostToDevice, s));
+    return ELLR_OK;
+  }
+  const size_t head = (size_t)((const char *)d->pin_base[k] - (const char *)src), mid = d->pin_len[k], tail = bytes - head - mid;
+  if (head) CU(cudaMemcpyAsync(dst, src, head, cudaMemcpyHostToDevice, s));
+  CU(cudaMemcpyAsync((char *)dst + head, d->pin_base[k], mid, cudaMemcpyHostToDevice, s));
+  if (tail) CU(cudaMemcpyAsync((char *)dst + head + mid, (const char *)d->pin_base[k] + mid, tail, cudaMemcpyHostToDevice, s));
   return ELLR_OK;
 }
 
 /* ---- create / update / destroy ------------------------------------------------------------------ */
+/* A second stream and timing events for create, released on every path. */
+struct create_ctx {
+  cudaStream_t aux;
+  cudaEvent_t  up0, up1, fill0, fill1;
+  create_ctx() : aux(NULL), up0(NULL), up1(NULL), fill0(NULL), fill1(NULL) { }
+  ~create_ctx()
+  {
+    if (aux) (void)cudaStreamSynchronize(aux); /* no copy may outlive its source */
+    if (aux) (void)cudaStreamDestroy(aux);
+    cudaEvent_t *ev[] = {&up0, &up1, &fill0, &fill1};
+    for (cudaEvent_t *e : ev)
+      if (*e) (void)cudaEventDestroy(*e);
+  }
+};
+
 static ellr_status create_device(ellr_cuda_matrix *d, const ellr_csr *a, cudaStream_t s)
 {
-  const ellr_plan *pl  = &d->plan;
-  const int64_t    nnz = d->nnz;
+  ellr_plan    *pl  = &d->plan;
+  const int32_t n   = a->nrows;
+  const int64_t nnz = d->nnz;
+  const size_t  rpb = ((size_t)n + 1) * sizeof(int32_t);
+  create_ctx    c;
+  float         ms;
   if (ellr_cuda_device_count() <= 0) return ellr_error(ELLR_ERR_CUDA, "no CUDA device is available (no GPU, or no driver)");
-  const size_t need = (size_t)(pl->nrows + 1) * 4 + (size_t)nnz * 12 + plan_device_bytes(pl) + (size_t)ellr_cuda_count_items(pl, 64, NULL) * 8;
-  TRY(mem_check(need, "the matrix (padded storage plus the CSR upload)"));
-
-  double t0 = wall_ms();
-  TRY(dalloc(&d->d_csr_rowptr, (size_t)pl->nrows + 1, "the CSR row offsets"));
+  TRY(ellr_mem_check(rpb + (size_t)nnz * 12, "the CSR upload"));
+  TRY(dalloc(&d->d_csr_rowptr, (size_t)n + 1, "the CSR row offsets"));
   TRY(dalloc(&d->d_csr_col, (size_t)nnz, "the CSR column indices"));
   TRY(dalloc(&d->d_csr_val, (size_t)nnz, "the CSR values"));
   d->tune_pending = 1; /* the CSR is on the device: destroy frees it whatever happens next */
-  TRY(upload(d->d_csr_rowptr, a->rowptr, ((size_t)pl->nrows + 1) * sizeof(int32_t), s, "cudaMemcpyAsync (CSR row offsets)"));
-  TRY(upload(d->d_csr_col, a->colidx, (size_t)nnz * sizeof(int32_t), s, "cudaMemcpyAsync (CSR column indices)"));
-  TRY(upload(d->d_csr_val, a->val, (size_t)nnz * sizeof(double), s, "cudaMemcpyAsync (CSR values)"));
-  d->info.upload_ms = wall_ms() - t0;
 
-  t0 = wall_ms();
+  double t0 = ellr_wall_ms();
+  if (d->params.pin_host) {
+    pin_array(d, 0, a->rowptr, rpb);
+    pin_array(d, 1, a->colidx, (size_t)nnz * sizeof(int32_t));
+    pin_array(d, 2, a->val, (size_t)nnz * sizeof(double));
+  }
+  d->info.pin_ms = ellr_wall_ms() - t0;
+
+  /* the row offsets first: the plan needs them; the rest uploads on a second stream meanwhile */
+  t0 = ellr_wall_ms();
+  TRY(copy_in(d, 0, d->d_csr_rowptr, a->rowptr, rpb, s));
+  CU(cudaStreamSynchronize(s));
+  const double rowptr_ms = ellr_wall_ms() - t0;
+  CU(cudaStreamCreateWithFlags(&c.aux, cudaStreamNonBlocking));
+  CU(cudaEventCreate(&c.up0));
+  CU(cudaEventCreate(&c.up1));
+  CU(cudaEventCreate(&c.fill0));
+  CU(cudaEventCreate(&c.fill1));
+  CU(cudaEventRecord(c.up0, c.aux));
+  TRY(copy_in(d, 1, d->d_csr_col, a->colidx, (size_t)nnz * sizeof(int32_t), c.aux));
+  TRY(copy_in(d, 2, d->d_csr_val, a->val, (size_t)nnz * sizeof(double), c.aux));
+  CU(cudaEventRecord(c.up1, c.aux));
+
+  t0 = ellr_wall_ms();
+  TRY(ellr_cuda_plan_order(d->d_csr_rowptr, n, a->ncols, nnz, &d->params, s, pl, &d->dp));
+  tune_key    key;
+  tune_choice ch;
+  int         T = d->params.threads_per_row;
+  cache_key(d, &key);
+  if ((!d->params.threads_per_row || !d->params.block_size) && n > 0 && cache_find(&key, &ch)) {
+    d->cached = 1;
+    if (!T) T = ch.T;
+  }
+  TRY(ellr_cuda_plan_geometry(d->d_csr_rowptr, T, &d->params, s, pl, &d->dp)); /* ELLR_ERR_FILL before the storage is allocated */
+  d->info.plan_ms = ellr_wall_ms() - t0;
+
   d->bs = d->params.block_size ? d->params.block_size : 256;
-  TRY(build_layout(d, 1, s)); /* returns with s synchronized */
-  d->info.fill_ms = wall_ms() - t0;
+  CU(cudaStreamWaitEvent(s, c.up1, 0));
+  CU(cudaEventRecord(c.fill0, s));
+  TRY(build_layout(d, s)); /* returns with s synchronized, so the uploads are complete too */
+  CU(cudaEventRecord(c.fill1, s));
+  CU(cudaEventSynchronize(c.fill1));
+  CU(cudaEventElapsedTime(&ms, c.up0, c.up1));
+  d->info.upload_ms    = rowptr_ms + ms;
+  d->info.upload_bytes = rpb + (size_t)nnz * 12;
+  CU(cudaEventElapsedTime(&ms, c.fill0, c.fill1));
+  d->info.fill_ms = ms;
 
-  if ((!d->params.threads_per_row || !d->params.block_size) && pl->nrows > 0) return ELLR_OK; /* tuning pending: keep the CSR */
+  if ((!d->params.threads_per_row || !d->params.block_size) && n > 0) return ELLR_OK; /* tuning pending: keep the CSR */
   TRY(free_tuning_csr(d));
-  d->info.tuned = 1; /* nothing to tune */
+  d->info.tuned    = 1; /* nothing to tune */
+  d->info.tune_how = ELLR_TUNED_BY_NONE;
   return ELLR_OK;
 }
 
@@ -561,7 +783,7 @@ static size_t scratch_bytes(const ellr_cuda_matrix *d)
 static size_t device_bytes(const ellr_cuda_matrix *d)
 {
   const ellr_plan *pl = &d->plan;
-  size_t           b  = (size_t)d->cap_stored * 12 + (size_t)pl->nslices * pl->C * 4 + (pl->perm ? (size_t)pl->nrows * 4 : 0) + ((size_t)pl->nslices + 1) * 8;
+  size_t           b  = (size_t)d->cap_stored * 12 + (size_t)pl->nslices * pl->C * 4 + (d->dp.perm ? (size_t)pl->nrows * 4 : 0) + ((size_t)pl->nslices + 1) * 8;
   b += (size_t)d->cap_items * sizeof(int2) + (size_t)d->cap_split * 4;
   return b + scratch_bytes(d);
 }
@@ -571,30 +793,30 @@ ellr_status ellr_cuda_create(const ellr_csr *a, const ellr_params *p, void *stre
   if (!out) return ellr_error(ELLR_ERR_ARG, "ellr_cuda_create: no output pointer");
   *out = NULL;
   if (!a || !p) return ellr_error(ELLR_ERR_ARG, "ellr_cuda_create: missing matrix or parameters");
+  TRY(ellr_params_check(p));
+  if (a->nrows < 0 || a->ncols < 0) return ellr_error(ELLR_ERR_ARG, "matrix size %d x %d is negative", a->nrows, a->ncols);
+  if (!a->rowptr) return ellr_error(ELLR_ERR_ARG, "CSR row offsets are missing");
+  if (a->rowptr[0] != 0) return ellr_error(ELLR_ERR_ARG, "CSR row offsets must start at 0, not %d", a->rowptr[0]);
+  if (a->rowptr[a->nrows] < 0) return ellr_error(ELLR_ERR_ARG, "CSR row offsets end at %d", a->rowptr[a->nrows]);
+  if (a->nrows > 0 && a->rowptr[a->nrows] > 0 && (!a->colidx || !a->val)) return ellr_error(ELLR_ERR_ARG, "CSR column indices or values are missing");
   ellr_cuda_matrix *d = (ellr_cuda_matrix *)calloc(1, sizeof(*d));
   if (!d) return ellr_error(ELLR_ERR_MEM, "cannot allocate the matrix descriptor");
-  d->params = *p;
-  d->req    = g_default_kopts;
-  double      t0 = wall_ms();
-  ellr_status st = ellr_plan_create(a, p, &d->plan); /* ELLR_ERR_FILL here, before any GPU allocation */
-  if (st) {
-    free(d);
-    return st;
-  }
-  d->info.plan_ms = wall_ms() - t0;
-  d->nnz          = d->plan.stats.nnz;
-  if (a->nrows > 0 && d->nnz > 0 && (!a->colidx || !a->val)) st = ellr_error(ELLR_ERR_ARG, "CSR column indices or values are missing");
-  if (!st) st = create_device(d, a, (cudaStream_t)stream);
+  d->params       = *p;
+  d->req          = g_default_kopts;
+  d->nnz          = a->rowptr[a->nrows];
+  const double t0 = ellr_wall_ms();
+  ellr_status  st = create_device(d, a, (cudaStream_t)stream);
   if (st) {
     char msg[512];
     snprintf(msg, sizeof(msg), "%s", ellr_last_error());
     (void)cudaStreamSynchronize((cudaStream_t)stream); /* nothing queued may still read a or the plan */
     (void)cudaGetLastError();
-    ellr_cuda_destroy(d); /* frees what was allocated; keep the first error's text */
+    ellr_cuda_destroy(d); /* frees what was allocated (page-locking included); keep the first error's text */
     ellr_error(st, "%s", msg);
     return st;
   }
-  *out = d;
+  d->info.create_ms = ellr_wall_ms() - t0;
+  *out              = d;
   return ELLR_OK;
 }
 
@@ -614,25 +836,26 @@ ellr_status ellr_cuda_update_values(ellr_cuda_matrix *d, const ellr_csr *a, void
     if (!d->d_csr_val) TRY(dalloc(&d->d_csr_val, (size_t)d->nnz, "the values update"));
     if (!d->d_csr_rowptr) TRY(dalloc(&d->d_csr_rowptr, (size_t)pl->nrows + 1, "the row offsets of the values update"));
     if (!d->tune_pending) TRY(upload(d->d_csr_rowptr, a->rowptr, ((size_t)pl->nrows + 1) * sizeof(int32_t), s, "cudaMemcpyAsync (CSR row offsets)"));
-    if (!d->refresh_done) CU(cudaEventCreateWithFlags(&d->refresh_done, cudaEventDisableTiming));
+    if (!d->refresh_start) CU(cudaEventCreate(&d->refresh_start));
+    if (!d->refresh_done) CU(cudaEventCreate(&d->refresh_done));
     d->refresh_ready = 1;
   }
   /* The previous refill (perhaps queued on another stream) must have read the scratch before it is
      overwritten. */
   CU(cudaStreamWaitEvent(s, d->refresh_done, 0));
-  /* The caller may change a->val as soon as we return, and cudaMemcpyAsync from pageable memory is
-     only documented as "might be synchronous".  Either a pinned copy of the values or a wait for the
-     copy: the wait is chosen.  A pinned buffer would hold another nnz doubles of page-locked host
-     memory per matrix (GBs for large matrices, memory the OS cannot page and that competes with
-     PETSc's and MPI's own pinned pools), its host memcpy is itself a synchronous pass over the same
-     bytes at memcpy speed (the driver's own pageable path already stages through pinned memory at
-     about that speed), and reusing it across calls needs an event wait anyway.  The wait also covers
-     work already queued on s: in PETSc the stream is normally idle when values change (assembly is
-     host work).  The refill kernel is queued after the wait and not waited for. */
-  CU(cudaMemcpyAsync(d->d_csr_val, a->val, (size_t)d->nnz * sizeof(double), cudaMemcpyHostToDevice, s));
+  /* The caller may change a->val as soon as we return: the copy is waited for (no second pinned copy of
+     the values: it would cost a host memcpy at ~9 GB/s).  With the values page-locked since create
+     (pin_host) the copy runs at the link's speed, otherwise through the driver's pageable path.  The wait
+     also covers work already queued on s: in PETSc the stream is normally idle when values change
+     (assembly is host work).  The refill kernel is queued after the wait and not waited for. */
+  const double t0 = ellr_wall_ms();
+  TRY(copy_in(d, 2, d->d_csr_val, a->val, (size_t)d->nnz * sizeof(double), s));
   CU(cudaStreamSynchronize(s));
+  d->info.refresh_copy_ms = ellr_wall_ms() - t0;
+  d->info.refreshes++;
+  CU(cudaEventRecord(d->refresh_start, s));
   const int64_t threads = (int64_t)pl->nslices * pl->C * pl->T;
-  ellr_kernel_fill<<<(unsigned)((threads + 255) / 256), 256, 0, s>>>((int64_t)pl->nslices * pl->C, pl->nrows, pl->C, pl->T, d->d_slice_start, d->d_rowlen, d->d_perm, d->d_csr_rowptr, NULL, d->d_csr_val, d->d_col, d->d_val, 1);
+  ellr_kernel_fill<<<(unsigned)((threads + 255) / 256), 256, 0, s>>>((int64_t)pl->nslices * pl->C, pl->nrows, pl->C, pl->T, d->dp.slice_start, d->dp.rowlen, d->dp.perm, d->d_csr_rowptr, NULL, d->d_csr_val, d->d_col, d->d_val, 1);
   CU(cudaGetLastError());
   CU(cudaEventRecord(d->refresh_done, s));
   return ELLR_OK;
@@ -643,7 +866,7 @@ static ellr_status ensure_staging(ellr_cuda_matrix *d)
 {
   if (d->h_x) return ELLR_OK;
   const size_t n = (size_t)(d->plan.nrows > d->plan.ncols ? d->plan.nrows : d->plan.ncols) + 1;
-  TRY(mem_check(2 * n * sizeof(double), "the staging vectors"));
+  TRY(ellr_mem_check(2 * n * sizeof(double), "the staging vectors"));
   double     *hx = NULL, *hy = NULL, *dx = NULL, *dy = NULL;
   cudaEvent_t e0 = NULL, e1 = NULL;
   cudaError_t e  = cudaMallocHost((void **)&hx, n * sizeof(double));
@@ -730,6 +953,10 @@ void ellr_cuda_get_info(const ellr_cuda_matrix *d, ellr_cuda_info *info)
   info->device_bytes    = device_bytes(d);
   info->scratch_bytes   = scratch_bytes(d);
   info->plan            = &d->plan;
+  info->refresh_fill_ms = -1;
+  float ms;
+  if (d->refresh_done && cudaEventQuery(d->refresh_done) == cudaSuccess && cudaEventElapsedTime(&ms, d->refresh_start, d->refresh_done) == cudaSuccess) info->refresh_fill_ms = ms;
+  (void)cudaGetLastError();
 }
 
 ellr_status ellr_cuda_destroy(ellr_cuda_matrix *d)
@@ -748,9 +975,7 @@ ellr_status ellr_cuda_destroy(ellr_cuda_matrix *d)
   FREE1(d_csr_rowptr);
   FREE1(d_csr_col);
   FREE1(d_csr_val);
-  FREE1(d_slice_start);
-  FREE1(d_rowlen);
-  FREE1(d_perm);
+  if ((s2 = ellr_cuda_plan_free(&d->dp)) && !st) st = s2;
   FREE1(d_col);
   FREE1(d_val);
   FREE1(d_items);
@@ -763,6 +988,8 @@ ellr_status ellr_cuda_destroy(ellr_cuda_matrix *d)
   if (d->stage_h2d) CUDA1(cudaEventDestroy(d->stage_h2d));
   if (d->stage_used) CUDA1(cudaEventDestroy(d->stage_used));
   if (d->refresh_done) CUDA1(cudaEventDestroy(d->refresh_done));
+  if (d->refresh_start) CUDA1(cudaEventDestroy(d->refresh_start));
+  if ((s2 = ellr_cuda_unpin_host(d)) && !st) st = s2;
 #undef CUDA1
   ellr_plan_destroy(&d->plan);
   free(d);

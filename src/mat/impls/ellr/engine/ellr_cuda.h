@@ -1,9 +1,9 @@
 /*
   ellr_cuda.h - the CUDA backend of the engine (PETSc-free).
 
-  Device storage has the host layout of ellr.h.  The O(n) plan is made on the host;
-  the CSR is uploaded once and the O(nnz) fill runs on the GPU, so that tuning the
-  threads per row (which changes the layout) costs a device fill, not a host rebuild.
+  Device storage has the host layout of ellr.h.  The CSR is uploaded once (page-locked with
+  pin_host); the plan (row order, slice offsets) and the O(nnz) fill run on the GPU, so that no
+  O(n) host pass stands before the upload and tuning T costs a device refill.
 
   Life cycle (every call takes the stream to work on: a cudaStream_t as void *, NULL = the
   legacy default stream; all copies and kernels of a call go to that stream):
@@ -41,26 +41,41 @@ int ellr_cuda_device_count(void);
    of a node.  Used when PETSc itself has no CUDA and so chooses no device. */
 ellr_status ellr_cuda_select_device(int local_rank);
 
-/* What the device copy chose and cost. */
+/* How the kernel parameters were picked. */
+enum { ELLR_TUNED_BY_MODEL = 0, ELLR_TUNED_BY_EXHAUSTIVE, ELLR_TUNED_BY_NONE, ELLR_TUNED_BY_CACHE };
+
+/* What the device copy chose and cost.  Times in ms: host wall clock, or CUDA events (GPU time) where said. */
 typedef struct {
   int          threads_per_row; /* T in use (tuned when params asked for 0 and ellr_cuda_tune ran) */
   int          block_size;      /* threads per block in use (likewise) */
   size_t       device_bytes;    /* GPU memory held by the matrix, scratch_bytes included */
   size_t       scratch_bytes;   /* of which: CSR kept for tuning, refresh buffers, staging vectors */
-  double       plan_ms;         /* host plan */
-  double       upload_ms;       /* CSR to the GPU */
-  double       fill_ms;         /* layout filled on the GPU */
+  double       create_ms;       /* all of ellr_cuda_create (the parts below overlap: the plan runs during the upload) */
+  double       pin_ms;          /* cudaHostRegister of the CSR arrays (pin_host) */
+  double       plan_ms;         /* the plan on the GPU, read-backs included */
+  double       upload_ms;       /* CSR to the GPU (events, plus the row offsets' wall time) */
+  size_t       upload_bytes;    /* bytes uploaded: 12 nnz + 4 (n + 1) */
+  double       fill_ms;         /* storage allocated and filled, work items (events; starts when the upload ends) */
   double       tune_ms;         /* ellr_cuda_tune (0 until it has tuned something) */
   int          tune_products;   /* products spent tuning */
+  int          tune_how;        /* ELLR_TUNED_BY_* */
   int          tuned;           /* 1 once ellr_cuda_tune has run (or had nothing to do) */
-  const ellr_plan *plan;        /* the plan in use (host copy, for statistics) */
+  size_t       pinned_bytes;    /* host CSR bytes page-locked now */
+  char         pin_note[160];   /* why an array was not page-locked (empty when all were, or none asked) */
+  double       unpin_ms;        /* the last ellr_cuda_unpin_host */
+  int          refreshes;       /* ellr_cuda_update_values calls */
+  double       refresh_copy_ms; /* the last one's value copy (wall, waited for) */
+  double       refresh_fill_ms; /* the last one's refill kernel (events); -1 while it runs or before any */
+  const ellr_plan *plan;        /* the plan in use: sizes, slice offsets and statistics (its rowlen and perm
+                                   live on the GPU only: NULL here) */
 } ellr_cuda_info;
 
-/* Builds the device storage of a with parameters p on stream.  threads_per_row 0: the plan's
-   default T (ellr_default_threads_per_row); block_size 0: 256 -- until ellr_cuda_tune.  Fails
-   with ELLR_ERR_FILL before any GPU allocation when max_fill is exceeded, and with ELLR_ERR_CUDA
-   naming the bytes asked for when the GPU lacks memory.  Nothing is leaked on failure.  Returns
-   with stream synchronized: a may be changed or freed right after.
+/* Builds the device storage of a with parameters p on stream.  threads_per_row 0: the model's T
+   (ellr_default_threads_per_row, or what the pattern cache holds for this pattern); block_size 0: 256
+   -- until ellr_cuda_tune.  Fails with ELLR_ERR_FILL before the padded storage is allocated when
+   max_fill is exceeded, and with ELLR_ERR_CUDA naming the bytes asked for when the GPU lacks memory.
+   Nothing is leaked on failure.  Returns with stream synchronized: a's values may be changed right
+   after; with p->pin_host its arrays must not be freed before ellr_cuda_unpin_host or destroy.
    When tuning is pending (T or block size 0, rows > 0) the uploaded CSR (12 nnz + 4 (n + 1)
    bytes) stays on the GPU until ellr_cuda_tune (or ellr_cuda_destroy) frees it. */
 ellr_status ellr_cuda_create(const ellr_csr *a, const ellr_params *p, void *stream, ellr_cuda_matrix **d);
@@ -76,6 +91,11 @@ ellr_status ellr_cuda_tune(ellr_cuda_matrix *d, const ellr_csr *a, void *stream)
    the row offsets; later calls allocate nothing.  Returns once a->val has been read (the copy is
    complete; a may be changed right after) with the refill still queued on stream. */
 ellr_status ellr_cuda_update_values(ellr_cuda_matrix *d, const ellr_csr *a, void *stream);
+
+/* Releases the page-locking of the host CSR arrays (params.pin_host): call it before the caller frees or
+   reallocates them.  The device storage stays; later refreshes copy through the pageable path.  Waits for
+   nothing: create and update_values return only after their copies are complete. */
+ellr_status ellr_cuda_unpin_host(ellr_cuda_matrix *d);
 
 /* y = A x (+ z) or, with transpose, y = A^T x (+ z); z may be NULL or alias y.
    Device pointers; queued on stream, returns without waiting. */

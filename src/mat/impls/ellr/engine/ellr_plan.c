@@ -27,6 +27,7 @@ ellr_status ellr_params_check(const ellr_params *p)
   if (bs < 0 || bs > 1024 || bs % 32) return ellr_error(ELLR_ERR_ARG, "block size %d is not a multiple of 32 between 32 and 1024 (or 0 for automatic)", bs);
   if (p->slice_height < 0) return ellr_error(ELLR_ERR_ARG, "slice height %d is negative (0 means one slice of all rows)", p->slice_height);
   if (p->sort_window < 0) return ellr_error(ELLR_ERR_ARG, "sort window %d is negative (0 means all rows)", p->sort_window);
+  if (p->tune < ELLR_TUNE_MODEL || p->tune > ELLR_TUNE_NONE) return ellr_error(ELLR_ERR_ARG, "tune mode %d is not model (0), exhaustive (1) or none (2)", p->tune);
   return ELLR_OK;
 }
 
@@ -182,6 +183,7 @@ ellr_status ellr_plan_create(const ellr_csr *a, const ellr_params *p, ellr_plan 
       goto fail;
     }
     if ((st = ellr_sort_rows(len, n, maxlen, p->sort_window, pl->perm))) goto fail;
+    pl->sorted = 1;
     for (int32_t i = 0; i < n; i++) pl->rowlen[i] = len[pl->perm[i]];
   } else {
     memcpy(pl->rowlen, len, (size_t)n * sizeof(int32_t));
@@ -220,6 +222,7 @@ ellr_status ellr_plan_retile(const ellr_plan *src, int threads_per_row, const el
   }
   memcpy(pl->rowlen, src->rowlen, nstoredrows * sizeof(int32_t));
   if (src->perm) memcpy(pl->perm, src->perm, (size_t)n * sizeof(int32_t));
+  pl->sorted = src->sorted;
   for (int32_t i = 0; i < n; i++) len[src->perm ? src->perm[i] : i] = src->rowlen[i];
   if ((st = ellr_plan_geometry(pl, &q, len, src->stats.nnz, src->stats.maxrowlen))) goto fail;
   free(len);

@@ -153,11 +153,35 @@ static PetscErrorCode MatMultTransposeAdd_MPIAIJELLR(Mat A, Vec x, Vec z, Vec y)
   PetscFunctionReturn(0);
 }
 
+/* MPIAIJ inserts into its blocks' arrays itself (MatSetValues_MPIAIJ, and at assembly for the values other
+   processes sent), reallocating them where new nonzeros are allowed: the blocks' page-locking goes first. */
+static PetscErrorCode MatMPIAIJELLRUnpinBlocks(Mat A)
+{
+  Mat Ad, Ao;
+
+  PetscFunctionBegin;
+  PetscCall(MatMPIAIJGetSeqAIJ(A, &Ad, &Ao, NULL));
+  if (Ad) PetscCall(MatSeqAIJELLRUnpinIfReallocatable(Ad));
+  if (Ao) PetscCall(MatSeqAIJELLRUnpinIfReallocatable(Ao));
+  PetscFunctionReturn(0);
+}
+
+static PetscErrorCode MatSetValues_MPIAIJELLR(Mat A, PetscInt m, const PetscInt im[], PetscInt n, const PetscInt in[], const PetscScalar v[], InsertMode is)
+{
+  Mat_MPIAIJELLR *e = MatMPIAIJELLRGetData(A);
+
+  PetscFunctionBegin;
+  PetscCall(MatMPIAIJELLRUnpinBlocks(A));
+  PetscCall((*(e ? &e->baseops : &MatMPIAIJELLR_AIJOps)->setvalues)(A, m, im, n, in, v, is));
+  PetscFunctionReturn(0);
+}
+
 static PetscErrorCode MatAssemblyEnd_MPIAIJELLR(Mat A, MatAssemblyType mode)
 {
   Mat_MPIAIJELLR *m = MatMPIAIJELLRGetData(A);
 
   PetscFunctionBegin;
+  PetscCall(MatMPIAIJELLRUnpinBlocks(A));
   PetscCall((*(m ? &m->baseops : &MatMPIAIJELLR_AIJOps)->assemblyend)(A, mode));
   if (m && mode == MAT_FINAL_ASSEMBLY) PetscCall(MatMPIAIJELLRSetUpBlocks(A, m));
   PetscFunctionReturn(0);
@@ -378,6 +402,7 @@ static PetscErrorCode MatConvert_MPIAIJ_MPIAIJELLR_Format(Mat A, MatELLRFormat f
   B->ops->multtranspose    = MatMultTranspose_MPIAIJELLR;
   B->ops->multtransposeadd = MatMultTransposeAdd_MPIAIJELLR;
   B->ops->assemblyend      = MatAssemblyEnd_MPIAIJELLR;
+  B->ops->setvalues        = MatSetValues_MPIAIJELLR;
   B->ops->destroy          = MatDestroy_MPIAIJELLR;
   B->ops->duplicate        = MatDuplicate_MPIAIJELLR;
   B->ops->setfromoptions   = MatSetFromOptions_MPIAIJELLR;

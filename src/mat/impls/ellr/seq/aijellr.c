@@ -25,6 +25,21 @@ static PetscErrorCode MatSeqAIJELLRInstallOps(Mat A, Mat_SeqAIJELLR *e)
   PetscFunctionReturn(0);
 }
 
+/* AIJ's insertion, after releasing the page-locked arrays it may reallocate (MatSeqAIJELLRUnpinIfReallocatable()). */
+static PetscErrorCode MatSetValues_SeqAIJELLR(Mat A, PetscInt m, const PetscInt im[], PetscInt n, const PetscInt in[], const PetscScalar v[], InsertMode is)
+{
+  Mat_SeqAIJELLR *e = MatSeqAIJELLRGetData(A);
+
+  PetscFunctionBegin;
+  if (!e) {
+    PetscCall((*MatSeqAIJELLR_AIJOps.setvalues)(A, m, im, n, in, v, is));
+    PetscFunctionReturn(0);
+  }
+  if (e->pinned) PetscCall(MatSeqAIJELLRUnpinIfReallocatable(A));
+  PetscCall((*e->baseops.setvalues)(A, m, im, n, in, v, is));
+  PetscFunctionReturn(0);
+}
+
 static PetscErrorCode MatAssemblyEnd_SeqAIJELLR(Mat A, MatAssemblyType mode)
 {
   Mat_SeqAIJELLR *e = MatSeqAIJELLRGetData(A);
@@ -345,6 +360,7 @@ PetscErrorCode MatConvert_SeqAIJ_SeqAIJELLR_Format(Mat A, MatELLRFormat format, 
   }
 
   B->ops->assemblyend    = MatAssemblyEnd_SeqAIJELLR;
+  B->ops->setvalues      = MatSetValues_SeqAIJELLR;
   B->ops->destroy        = MatDestroy_SeqAIJELLR;
   B->ops->duplicate      = MatDuplicate_SeqAIJELLR;
   B->ops->setfromoptions = MatSetFromOptions_SeqAIJELLR;

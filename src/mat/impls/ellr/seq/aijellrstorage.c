@@ -8,6 +8,9 @@
   nonzero state (preallocation again, COO, MatResetPreallocation) drop the storage themselves (aijellr.c).
 */
 #include "../ellrimpl.h"
+#if defined(PETSCELLR_HAVE_CUDA)
+  #include "ellr_cuda_internal.cuh"
+#endif
 
 struct _MatOps MatSeqAIJELLR_AIJOps;
 static PetscBool MatSeqAIJELLR_AIJOpsCaptured = PETSC_FALSE;
@@ -67,7 +70,40 @@ PetscErrorCode MatSeqAIJELLRFreeStorage(Mat_SeqAIJELLR *e)
   if (e->dev) PetscCall(MatELLRCheckStatus(ellr_cuda_destroy(e->dev), "freeing the GPU storage"));
   e->dev = NULL;
 #endif
-  e->built = PETSC_FALSE;
+  e->built  = PETSC_FALSE;
+  e->pinned = PETSC_FALSE;
+  PetscFunctionReturn(0);
+}
+
+/*
+  The GPU storage keeps AIJ's CSR arrays page-locked (-mat_ellr_pin_host); memory freed while page-locked would
+  leave the driver with stale pages.  AIJ reallocates its arrays only to insert a new nonzero while new
+  nonzeros are allowed (nonew == 0: MAT_NEW_NONZERO_ALLOCATION_ERR not set); every other change of the arrays
+  goes through preallocation, COO or destroy, which drop the storage.  So before values are set into such a
+  matrix (MatSetValues() here, and MPIAIJ's own insertions into its blocks) the page-locking is released; the
+  storage stays and later refreshes copy through the driver's pageable path.
+*/
+/* The first two fields of PETSc's Mat_SeqAIJ (SEQAIJHEADER, the same from 3.18 to 3.26), whose header PETSc
+   does not install: nonew is 1 (new nonzeros ignored), -1 (an error), -2 (an error if allocation is needed)
+   or 0 (allocated as needed).  Anything else is taken as 0. */
+typedef struct {
+  PetscBool roworiented;
+  PetscInt  nonew;
+} MatSeqAIJHeadPrefix;
+
+PetscErrorCode MatSeqAIJELLRUnpinIfReallocatable(Mat A)
+{
+  Mat_SeqAIJELLR *e = MatSeqAIJELLRGetData(A);
+
+  PetscFunctionBegin;
+#if defined(PETSCELLR_HAVE_CUDA)
+  if (e && e->pinned && !(((MatSeqAIJHeadPrefix *)A->data)->nonew < 0 && ((MatSeqAIJHeadPrefix *)A->data)->nonew >= -2)) {
+    PetscCall(MatELLRCheckStatus(ellr_cuda_unpin_host(e->dev), "Releasing the page-locked CSR arrays"));
+    e->pinned = PETSC_FALSE;
+  }
+#else
+  (void)e;
+#endif
   PetscFunctionReturn(0);
 }
 
@@ -153,6 +189,11 @@ static PetscErrorCode MatSeqAIJELLRBuildGPU(Mat A, Mat_SeqAIJELLR *e, const ellr
   PetscCall(PetscLogEventBegin(MAT_ELLRTune, A, 0, 0, 0));
   PetscCall(MatELLRCheckStatus(ellr_cuda_tune(e->dev, csr, stream), "Tuning the GPU kernel"));
   PetscCall(PetscLogEventEnd(MAT_ELLRTune, A, 0, 0, 0));
+  {
+    ellr_cuda_info info;
+    ellr_cuda_get_info(e->dev, &info);
+    e->pinned = (PetscBool)(info.pinned_bytes > 0);
+  }
   PetscFunctionReturn(0);
 }
 #endif
@@ -237,14 +278,21 @@ PetscErrorCode MatSeqAIJELLRView_Info(Mat A, PetscViewer viewer)
   st = &pl->stats;
   PetscCall(PetscViewerASCIIPrintf(viewer, "petsc-ellr format %s), backend %s%s\n", fmt, MatELLRBackends[e->backend], e->backend == MAT_ELLR_BACKEND_CPU ? " (the ELLPACK-R storage on the CPU)" : ""));
   PetscCall(PetscViewerASCIIPushTab(viewer));
-  PetscCall(PetscViewerASCIIPrintf(viewer, "threads per row %d%s, slice height %d (%d slice%s), rows %s\n", (int)pl->T, e->settings.eng.threads_per_row ? "" : " (automatic)", (int)pl->C, (int)pl->nslices, pl->nslices == 1 ? "" : "s", pl->perm ? "sorted by decreasing length" : "in their own order"));
+  PetscCall(PetscViewerASCIIPrintf(viewer, "threads per row %d%s, slice height %d (%d slice%s), rows %s\n", (int)pl->T, e->settings.eng.threads_per_row ? "" : " (automatic)", (int)pl->C, (int)pl->nslices, pl->nslices == 1 ? "" : "s", pl->sorted ? "sorted by decreasing length" : "in their own order"));
   PetscCall(PetscViewerASCIIPrintf(viewer, "fill ratio %.3f (%lld stored entries for %lld nonzeros), storage %.3f MB (CSR %.3f MB)\n", st->fill, (long long)st->nstored, (long long)st->nnz, st->bytes / 1e6, (12.0 * st->nnz + 4.0 * (pl->nrows + 1)) / 1e6));
   PetscCall(PetscViewerASCIIPrintf(viewer, "warp iterations per product %lld (%lld in the original row order), longest row %d, mean %.2f\n", (long long)st->niter, (long long)st->niter_unsorted, (int)st->maxrowlen, st->meanrowlen));
 #if defined(PETSCELLR_HAVE_CUDA)
   if (e->backend == MAT_ELLR_BACKEND_CUDA) {
     ellr_cuda_info info;
     ellr_cuda_get_info(e->dev, &info);
-    PetscCall(PetscViewerASCIIPrintf(viewer, "GPU: block size %d%s, %.3f MB on the device; setup %.3f ms (plan %.3f, upload %.3f, fill %.3f, tune %.3f ms over %d products)\n", info.block_size, e->settings.eng.block_size ? "" : " (tuned)", info.device_bytes / 1e6, info.plan_ms + info.upload_ms + info.fill_ms + info.tune_ms, info.plan_ms, info.upload_ms, info.fill_ms, info.tune_ms, info.tune_products));
+    static const char *how[] = {"model", "exhaustive search", "none", "pattern cache"};
+    ellr_cuda_kopts    ko;
+    ellr_cuda_get_kopts(e->dev, &ko);
+    PetscCall(PetscViewerASCIIPrintf(viewer, "GPU: block size %d, kernel %s, %s, %s loads; picked by %s (-mat_ellr_tune %s); %.3f MB on the device\n", info.block_size, ko.kernel == 2 ? "chunks" : "rows", ko.uselen ? "rows stop at their length" : "rows stop at the slice width", ko.loads ? "streaming" : "read-only", how[info.tune_how], MatELLRTuneModes[e->settings.eng.tune], info.device_bytes / 1e6));
+    PetscCall(PetscViewerASCIIPrintf(viewer, "GPU setup %.3f ms (wall): page-lock %.3f ms, upload %.3f ms (%.1f MB, %.1f GB/s), plan on the GPU %.3f ms (during the upload), fill %.3f ms, tune %.3f ms (%d products)\n", info.create_ms + info.tune_ms, info.pin_ms, info.upload_ms, info.upload_bytes / 1e6, info.upload_ms > 0 ? info.upload_bytes / info.upload_ms / 1e6 : 0.0, info.plan_ms, info.fill_ms, info.tune_ms, info.tune_products));
+    if (info.pinned_bytes) PetscCall(PetscViewerASCIIPrintf(viewer, "host CSR page-locked: %.1f MB, kept while the pattern lives\n", info.pinned_bytes / 1e6));
+    else PetscCall(PetscViewerASCIIPrintf(viewer, "host CSR not page-locked%s%s\n", info.pin_note[0] ? ": " : (e->settings.eng.pin_host ? " (released: new nonzeros may reallocate it)" : " (-mat_ellr_pin_host false)"), info.pin_note));
+    if (info.refreshes) PetscCall(PetscViewerASCIIPrintf(viewer, "values refreshed %d times; the last: copy %.3f ms (%.1f GB/s), refill %.3f ms on the GPU\n", info.refreshes, info.refresh_copy_ms, info.refresh_copy_ms > 0 ? 8.0 * st->nnz / info.refresh_copy_ms / 1e6 : 0.0, info.refresh_fill_ms));
   #if defined(PETSCELLR_PETSC_HAS_CUDA)
     PetscCall(PetscViewerASCIIPrintf(viewer, "vectors: device arrays of VECCUDA vectors are used directly; other vectors are staged through pinned host buffers\n"));
   #else

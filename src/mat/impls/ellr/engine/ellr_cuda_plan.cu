@@ -1,0 +1,270 @@
+/*
+  ellr_cuda_plan.cu - the layout planned on the GPU (ellr_cuda_plan.cuh).
+
+  order:    one pass over the row offsets gives the lengths, the longest row, the count of non-empty rows
+            and the pattern's signature; then, for PELLR, CUB's radix sort of (length, row) pairs by
+            decreasing length: stable, so equal lengths keep their row order as in the host plan, and only
+            the bits up to the longest row's are sorted (a few passes for short rows).
+  geometry: slice widths by a max-reduction over each slice's rows, offsets by a scan, warp iterations
+            (seed 001's N_iter) by a reduction; only the slice offsets and a few counters come back.
+*/
+#include "ellr_cuda_plan.cuh"
+#include "ellr_cuda_util.cuh"
+
+#include <cub/cub.cuh>
+#include <cstdlib>
+#include <cstring>
+
+/* Counters reduced on the device and read back once per step. */
+struct ellr_plan_counters {
+  unsigned long long signature, niter, niter_unsorted;
+  int                maxlen, nonempty, bad;
+};
+
+__device__ __forceinline__ unsigned long long ellr_mix64(unsigned long long z)
+{
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull; /* splitmix64's finalizer */
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  return z ^ (z >> 31);
+}
+
+__device__ __forceinline__ unsigned long long ellr_warp_sum(unsigned long long v)
+{
+  for (int o = 16; o > 0; o >>= 1) v += __shfl_down_sync(0xffffffffu, v, o);
+  return v;
+}
+
+__device__ __forceinline__ int ellr_warp_max(int v)
+{
+  for (int o = 16; o > 0; o >>= 1) v = max(v, __shfl_down_sync(0xffffffffu, v, o));
+  return v;
+}
+
+/* len[i] = rowptr[i+1] - rowptr[i]; rows[i] = i (the sort's values) when rows is given. */
+__global__ void ellr_kernel_lengths(int32_t n, const int32_t *__restrict__ rowptr, int32_t *len, int32_t *rows, ellr_plan_counters *c)
+{
+  const int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
+  int           l = 0;
+  if (i < n) {
+    l      = rowptr[i + 1] - rowptr[i];
+    len[i] = l;
+    if (rows) rows[i] = (int32_t)i;
+  }
+  /* the sum of a hash of (row, length) pairs: independent of the order the threads add in */
+  unsigned long long h  = i < n ? ellr_mix64(((unsigned long long)i << 32) ^ (unsigned)l ^ 0x9e3779b97f4a7c15ull) : 0;
+  unsigned long long ne = (i < n && l > 0) ? 1 : 0;
+  int                mx = l, bad = (i < n && l < 0) ? 1 : 0;
+  h                     = ellr_warp_sum(h);
+  ne                    = ellr_warp_sum(ne);
+  mx                    = ellr_warp_max(mx);
+  bad                   = __any_sync(0xffffffffu, bad);
+  if ((threadIdx.x & 31) == 0) {
+    atomicAdd(&c->signature, h);
+    atomicAdd((unsigned *)&c->nonempty, (unsigned)ne);
+    atomicMax(&c->maxlen, mx);
+    if (bad) atomicOr(&c->bad, 1);
+  }
+}
+
+__global__ void ellr_kernel_window_offsets(int32_t nseg, int32_t W, int32_t n, int32_t *off)
+{
+  const int64_t k = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
+  if (k <= nseg) off[k] = (int32_t)min((int64_t)n, k * W);
+}
+
+/* width[s] = the longest row of slice s: a warp's rows usually share a slice (one atomic per warp). */
+__global__ void ellr_kernel_slice_width(int64_t nrows, int32_t C, const int32_t *__restrict__ rowlen, int32_t *width)
+{
+  const int64_t i    = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
+  const int64_t last = min((int64_t)(blockIdx.x * blockDim.x + (threadIdx.x | 31)), nrows - 1);
+  const int     l    = i < nrows ? rowlen[i] : 0;
+  const int64_t s    = (i < nrows ? i : last) / C;
+  const int64_t s0   = __shfl_sync(0xffffffffu, s, 0);
+  if (__all_sync(0xffffffffu, s == s0)) {
+    const int m = ellr_warp_max(l);
+    if ((threadIdx.x & 31) == 0 && m > 0) atomicMax(width + s0, m);
+  } else if (l > 0) atomicMax(width + s, l);
+}
+
+__global__ void ellr_kernel_slice_sizes(int32_t nslices, int32_t C, int32_t T, const int32_t *__restrict__ width, int64_t *size)
+{
+  const int64_t s = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
+  if (s < nslices) size[s] = (int64_t)((width[s] + T - 1) / T * T) * C;
+}
+
+/* seed 001's N_iter: groups of 32/T consecutive rows share a warp and take ceil(longest / T) steps; for
+   the stored order (rowlen) and, with rowptr, for the original order. */
+__global__ void ellr_kernel_niter(int32_t nrows, int32_t T, const int32_t *__restrict__ rowlen, const int32_t *__restrict__ rowptr, ellr_plan_counters *c)
+{
+  const int     rpw = 32 / T;
+  const int64_t g   = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
+  const int64_t r0  = g * rpw;
+  unsigned long long it = 0, itu = 0;
+  if (r0 < nrows) {
+    int a = 0, b = 0;
+    for (int64_t i = r0; i < r0 + rpw && i < nrows; i++) {
+      a = max(a, rowlen[i]);
+      if (rowptr) b = max(b, rowptr[i + 1] - rowptr[i]);
+    }
+    it  = (unsigned long long)((a + T - 1) / T);
+    itu = (unsigned long long)((b + T - 1) / T);
+  }
+  it  = ellr_warp_sum(it);
+  itu = ellr_warp_sum(itu);
+  if ((threadIdx.x & 31) == 0 && (it || itu)) {
+    atomicAdd(&c->niter, it);
+    atomicAdd(&c->niter_unsorted, itu);
+  }
+}
+
+static unsigned grid_of(int64_t n, int bs) { return (unsigned)((n + bs - 1) / bs > 0 ? (n + bs - 1) / bs : 1); }
+
+static int bits_for(int v)
+{
+  int b = 1;
+  while (b < 31 && (1 << b) <= v) b++;
+  return b;
+}
+
+/* Everything the order step allocates besides dp's arrays, freed on every path. */
+struct order_scratch {
+  ellr_plan_counters *c;
+  int32_t            *keys, *rows, *offsets;
+  void               *temp;
+  ~order_scratch()
+  {
+    (void)dfree(&c);
+    (void)dfree(&keys);
+    (void)dfree(&rows);
+    (void)dfree(&offsets);
+    if (temp) (void)cudaFree(temp);
+  }
+};
+
+static ellr_status sort_rows(const ellr_params *p, int32_t n, int maxlen, cudaStream_t s, order_scratch *w, ellr_dplan *dp)
+{
+  const unsigned *kin = (const unsigned *)w->keys;
+  unsigned       *kout = (unsigned *)dp->rowlen;
+  const int       endbit = bits_for(maxlen);
+  size_t          bytes  = 0;
+  if (p->sort_window <= 0 || p->sort_window >= n) {
+    CU(cub::DeviceRadixSort::SortPairsDescending(NULL, bytes, kin, kout, w->rows, dp->perm, n, 0, endbit, s));
+    CU(cudaMalloc(&w->temp, bytes ? bytes : 1));
+    CU(cub::DeviceRadixSort::SortPairsDescending(w->temp, bytes, kin, kout, w->rows, dp->perm, n, 0, endbit, s));
+    return ELLR_OK;
+  }
+  const int32_t W = p->sort_window, nseg = (int32_t)(((int64_t)n + W - 1) / W);
+  TRY(dalloc(&w->offsets, (size_t)nseg + 1, "the sort windows"));
+  ellr_kernel_window_offsets<<<grid_of((int64_t)nseg + 1, 256), 256, 0, s>>>(nseg, W, n, w->offsets);
+  CU(cudaGetLastError());
+  CU(cub::DeviceSegmentedRadixSort::SortPairsDescending(NULL, bytes, kin, kout, w->rows, dp->perm, n, nseg, w->offsets, w->offsets + 1, 0, endbit, s));
+  CU(cudaMalloc(&w->temp, bytes ? bytes : 1));
+  CU(cub::DeviceSegmentedRadixSort::SortPairsDescending(w->temp, bytes, kin, kout, w->rows, dp->perm, n, nseg, w->offsets, w->offsets + 1, 0, endbit, s));
+  return ELLR_OK;
+}
+
+ellr_status ellr_cuda_plan_order(const int32_t *d_rowptr, int32_t n, int32_t ncols, int64_t nnz, const ellr_params *p, cudaStream_t s, ellr_plan *pl, ellr_dplan *dp)
+{
+  order_scratch      w;
+  ellr_plan_counters hc;
+  memset(&w, 0, sizeof(w));
+  memset(pl, 0, sizeof(*pl));
+  memset(dp, 0, sizeof(*dp));
+  TRY(ellr_params_check(p));
+  if (n < 0 || ncols < 0) return ellr_error(ELLR_ERR_ARG, "matrix size %d x %d is negative", n, ncols);
+  pl->nrows   = n;
+  pl->ncols   = ncols;
+  pl->C       = p->slice_height > 0 && p->slice_height < n ? p->slice_height : (n > 0 ? n : 1);
+  pl->nslices = (int32_t)(((int64_t)n + pl->C - 1) / pl->C);
+  const int     sort        = p->sort_rows && n > 1;
+  const int64_t nstoredrows = (int64_t)pl->nslices * pl->C;
+
+  TRY(dalloc(&w.c, 1, "the plan counters"));
+  TRY(dalloc(&dp->rowlen, (size_t)nstoredrows, "the row lengths"));
+  if (sort) {
+    TRY(dalloc(&dp->perm, (size_t)n, "the row permutation"));
+    TRY(dalloc(&w.keys, (size_t)n, "the sort keys"));
+    TRY(dalloc(&w.rows, (size_t)n, "the sort values"));
+  }
+  CU(cudaMemsetAsync(w.c, 0, sizeof(ellr_plan_counters), s));
+  if (nstoredrows > n) CU(cudaMemsetAsync(dp->rowlen + n, 0, (size_t)(nstoredrows - n) * sizeof(int32_t), s));
+  if (n > 0) {
+    ellr_kernel_lengths<<<grid_of(n, 256), 256, 0, s>>>(n, d_rowptr, sort ? w.keys : dp->rowlen, sort ? w.rows : NULL, w.c);
+    CU(cudaGetLastError());
+  }
+  CU(cudaMemcpyAsync(&hc, w.c, sizeof(hc), cudaMemcpyDeviceToHost, s));
+  CU(cudaStreamSynchronize(s));
+  if (hc.bad) return ellr_error(ELLR_ERR_ARG, "CSR row offsets decrease");
+  if (sort) {
+    TRY(sort_rows(p, n, hc.maxlen, s, &w, dp));
+    CU(cudaStreamSynchronize(s));
+    pl->sorted = 1;
+  }
+  dp->signature          = hc.signature ^ ((unsigned long long)n * 0x9e3779b97f4a7c15ull) ^ ((unsigned long long)ncols << 17) ^ (unsigned long long)nnz;
+  pl->stats.nnz           = nnz;
+  pl->stats.maxrowlen     = hc.maxlen;
+  pl->stats.nonempty_rows = hc.nonempty;
+  pl->stats.meanrowlen    = n ? (double)nnz / n : 0.0;
+  return ELLR_OK;
+}
+
+ellr_status ellr_cuda_plan_geometry(const int32_t *d_rowptr, int T, const ellr_params *p, cudaStream_t s, ellr_plan *pl, ellr_dplan *dp)
+{
+  const int32_t n = pl->nrows, ns = pl->nslices;
+  const int64_t nstoredrows = (int64_t)ns * pl->C;
+  pl->T = T ? T : ellr_default_threads_per_row(pl->stats.meanrowlen);
+  if (!dp->slice_start) TRY(dalloc(&dp->slice_start, (size_t)ns + 1, "the slice offsets"));
+  if (!pl->slice_start) {
+    pl->slice_start = (int64_t *)malloc(((size_t)ns + 1) * sizeof(int64_t));
+    if (!pl->slice_start) return ellr_error(ELLR_ERR_MEM, "cannot allocate the offsets of %d slices", ns);
+  }
+  int32_t            *width = NULL;
+  ellr_plan_counters *c     = NULL;
+  void               *temp  = NULL;
+  size_t              bytes = 0;
+  ellr_plan_counters  hc;
+  ellr_status         st = dalloc(&width, (size_t)ns, "the slice widths");
+  if (!st) st = dalloc(&c, 1, "the plan counters");
+  cudaError_t e = cudaSuccess;
+#define CUE(call) \
+  if (!st && (e = (call)) != cudaSuccess) st = cu_err(e, #call, __LINE__)
+  CUE(cudaMemsetAsync(width, 0, (size_t)ns * sizeof(int32_t), s));
+  CUE(cudaMemsetAsync(c, 0, sizeof(*c), s));
+  CUE(cudaMemsetAsync(dp->slice_start, 0, sizeof(int64_t), s));
+  if (!st && n > 0) {
+    ellr_kernel_slice_width<<<grid_of(nstoredrows, 256), 256, 0, s>>>(nstoredrows, pl->C, dp->rowlen, width);
+    ellr_kernel_slice_sizes<<<grid_of(ns, 256), 256, 0, s>>>(ns, pl->C, pl->T, width, dp->slice_start + 1);
+    ellr_kernel_niter<<<grid_of(((int64_t)n + 32 / pl->T - 1) / (32 / pl->T), 256), 256, 0, s>>>(n, pl->T, dp->rowlen, d_rowptr, c);
+    CUE(cudaGetLastError());
+    CUE(cub::DeviceScan::InclusiveSum(NULL, bytes, dp->slice_start + 1, dp->slice_start + 1, ns, s));
+    CUE(cudaMalloc(&temp, bytes ? bytes : 1));
+    CUE(cub::DeviceScan::InclusiveSum(temp, bytes, dp->slice_start + 1, dp->slice_start + 1, ns, s));
+  }
+  CUE(cudaMemcpyAsync(pl->slice_start, dp->slice_start, ((size_t)ns + 1) * sizeof(int64_t), cudaMemcpyDeviceToHost, s));
+  CUE(cudaMemcpyAsync(&hc, c, sizeof(hc), cudaMemcpyDeviceToHost, s));
+  CUE(cudaStreamSynchronize(s));
+#undef CUE
+  (void)dfree(&width);
+  (void)dfree(&c);
+  if (temp) (void)cudaFree(temp);
+  if (st) return st;
+
+  ellr_stats *sx = &pl->stats;
+  sx->nstored    = pl->slice_start[ns];
+  sx->fill       = sx->nnz ? (double)sx->nstored / (double)sx->nnz : 1.0;
+  sx->bytes      = (size_t)sx->nstored * (sizeof(double) + sizeof(int32_t)) + (size_t)nstoredrows * sizeof(int32_t) + (dp->perm ? (size_t)n * sizeof(int32_t) : 0) + ((size_t)ns + 1) * sizeof(int64_t);
+  sx->niter      = (int64_t)hc.niter;
+  if (d_rowptr) sx->niter_unsorted = (int64_t)hc.niter_unsorted;
+  const double csr_bytes = 12.0 * (double)sx->nnz + 4.0 * ((double)n + 1);
+  if (p->max_fill > 0 && (double)sx->bytes > p->max_fill * csr_bytes && sx->bytes > ELLR_FILL_FLOOR_BYTES)
+    return ellr_error(ELLR_ERR_FILL, "the padded storage would take %.1f MB, %.1f times the %.1f MB of CSR (more than max fill %g): %lld stored entries for %lld nonzeros, longest row %d, mean %.1f", sx->bytes / 1e6, sx->bytes / csr_bytes, csr_bytes / 1e6, p->max_fill, (long long)sx->nstored, (long long)sx->nnz, sx->maxrowlen, sx->meanrowlen);
+  return ELLR_OK;
+}
+
+ellr_status ellr_cuda_plan_free(ellr_dplan *dp)
+{
+  ellr_status st = dfree(&dp->rowlen), s2;
+  if ((s2 = dfree(&dp->perm)) && !st) st = s2;
+  if ((s2 = dfree(&dp->slice_start)) && !st) st = s2;
+  return st;
+}

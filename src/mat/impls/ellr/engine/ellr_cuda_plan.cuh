@@ -1,0 +1,39 @@
+/*
+  ellr_cuda_plan.cuh - the plan of ellr.h made on the GPU (ellr_cuda_plan.cu), for ellr_cuda.cu only.
+
+  The host plan (ellr_plan_create) is an O(n) pass that must finish before anything reaches the GPU; this
+  one starts from the row offsets once they are on the device and leaves on the host only what the host
+  needs: the scalars and statistics of ellr_plan and a copy of the slice offsets (O(nslices)).  The order
+  and geometry are the host plan's: rows sorted by decreasing length with ties in row order (a stable
+  radix sort), slices as wide as their longest row rounded up to T.
+*/
+#ifndef ELLR_CUDA_PLAN_CUH
+#define ELLR_CUDA_PLAN_CUH
+
+#include "ellr.h"
+
+#include <cuda_runtime.h>
+
+/* The device arrays of a plan made on the GPU. */
+typedef struct {
+  int32_t *rowlen;      /* [nslices * C], stored order, 0 past the last row */
+  int32_t *perm;        /* [nrows], stored row -> original row; NULL when rows keep their order */
+  int64_t *slice_start; /* [nslices + 1] */
+  uint64_t signature;   /* hash of the row lengths (and sizes): equal patterns' lengths give equal signatures */
+} ellr_dplan;
+
+/* Row lengths and order from the device row offsets d_rowptr (nnz = d_rowptr[nrows]) on stream s:
+   allocates dp->rowlen and dp->perm, sets pl's sizes, C, nslices, sorted and the statistics that do not
+   depend on T (nnz, maxrowlen, nonempty_rows, meanrowlen).  Returns with s synchronized. */
+ellr_status ellr_cuda_plan_order(const int32_t *d_rowptr, int32_t nrows, int32_t ncols, int64_t nnz, const ellr_params *p, cudaStream_t s, ellr_plan *pl, ellr_dplan *dp);
+
+/* Slice widths and offsets for threads per row T (0: ellr_default_threads_per_row) on stream s: fills
+   dp->slice_start (allocated at the first call), pl->slice_start (host copy), pl->T and the remaining
+   statistics (nstored, fill, bytes, niter; niter_unsorted when d_rowptr is given).  ELLR_ERR_FILL when the
+   storage would exceed p->max_fill (as the host plan).  Returns with s synchronized. */
+ellr_status ellr_cuda_plan_geometry(const int32_t *d_rowptr, int T, const ellr_params *p, cudaStream_t s, ellr_plan *pl, ellr_dplan *dp);
+
+/* Frees dp's device arrays (not pl: ellr_plan_destroy frees the host copy). */
+ellr_status ellr_cuda_plan_free(ellr_dplan *dp);
+
+#endif

@@ -1,0 +1,67 @@
+/*
+  ellr_cuda_util.cuh - error handling and device allocation shared by the CUDA backend's files: every CUDA
+  call is checked and a failure comes back as ELLR_ERR_CUDA with ellr_last_error() naming the call and line.
+*/
+#ifndef ELLR_CUDA_UTIL_CUH
+#define ELLR_CUDA_UTIL_CUH
+
+#include "ellr.h"
+
+#include <cuda_runtime.h>
+#include <time.h>
+
+static inline ellr_status ellr_cu_err(cudaError_t e, const char *what, const char *file, int line)
+{
+  (void)cudaGetLastError(); /* a non-sticky error must not resurface at the next launch check */
+  return ellr_error(ELLR_ERR_CUDA, "CUDA error %s (%s) in %s (%s:%d)", cudaGetErrorName(e), cudaGetErrorString(e), what, file, line);
+}
+#define cu_err(e, what, line) ellr_cu_err((e), (what), __FILE__, (line))
+#define CU(call) \
+  do { \
+    cudaError_t e_ = (call); \
+    if (e_ != cudaSuccess) return cu_err(e_, #call, __LINE__); \
+  } while (0)
+#define TRY(call) \
+  do { \
+    ellr_status s_ = (call); \
+    if (s_ != ELLR_OK) return s_; \
+  } while (0)
+
+static inline double ellr_wall_ms(void)
+{
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return ts.tv_sec * 1e3 + ts.tv_nsec * 1e-6;
+}
+
+static inline ellr_status ellr_mem_check(size_t need, const char *what)
+{
+  size_t freeb = 0, total = 0;
+  CU(cudaMemGetInfo(&freeb, &total));
+  if (need > freeb) return ellr_error(ELLR_ERR_CUDA, "GPU out of memory: %s needs %zu bytes (%.1f MB) but only %zu bytes (%.1f MB) of %zu are free", what, need, need / 1e6, freeb, freeb / 1e6, total);
+  return ELLR_OK;
+}
+
+template <class X>
+static inline ellr_status dalloc(X **p, size_t n, const char *what)
+{
+  cudaError_t e = cudaMalloc((void **)p, (n ? n : 1) * sizeof(X));
+  if (e != cudaSuccess) {
+    *p = NULL;
+    (void)cudaGetLastError();
+    return ellr_error(ELLR_ERR_CUDA, "GPU out of memory: cudaMalloc of %zu bytes for %s failed: %s", (n ? n : 1) * sizeof(X), what, cudaGetErrorString(e));
+  }
+  return ELLR_OK;
+}
+
+/* cudaFree waits for the device's outstanding work first, so nothing queued still reads the buffer. */
+template <class X>
+static inline ellr_status dfree(X **p)
+{
+  cudaError_t e = *p ? cudaFree((void *)*p) : cudaSuccess;
+  *p            = NULL;
+  if (e != cudaSuccess) return cu_err(e, "cudaFree", __LINE__);
+  return ELLR_OK;
+}
+
+#endif
