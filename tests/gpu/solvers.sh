@@ -13,14 +13,19 @@ export PETSC_OPTIONS="-use_gpu_aware_mpi 0 -dll_append $B/lib/libpetscellr.so"
 TYPES="aijcusparse sellcuda ellrt pellr"
 SOLVE="-ksp_type cg -pc_type jacobi -ksp_rtol 1e-6 -ksp_converged_reason -log_view"
 
-# run NAME NP TYPE COMMAND...: one run, log named for tts.py
+# run NAME NP TYPE COMMAND...: three runs, logs named for tts.py
+#   timed:  the solve as a user runs it (-log_view without GPU timing, which would add synchronizations)
+#   events: one iteration with -log_view_gpu_time: MatAssemblyEnd and the one-time copy events, timed properly
+#   info:   one iteration with -mat_view ::ascii_info (ours only): the set-up's parts (the view builds the storage
+#           inside MatAssemblyEnd, so this run is not timed)
 run() {
   local name=$1 np=$2 t=$3
   shift 3
-  local info=""
-  case $t in ellrt | pellr) info="-mat_view ::ascii_info" ;; esac
-  if [ "$np" = 1 ]; then "$@" $SOLVE $info > "$OUT/tts_${name}_${t}_np$np.log" 2>&1
-  else mpiexec --allow-run-as-root -n "$np" "$@" $SOLVE $info > "$OUT/tts_${name}_${t}_np$np.log" 2>&1; fi
+  local mpi="" log="$OUT/tts_${name}_${t}_np$np"
+  [ "$np" = 1 ] || mpi="mpiexec --allow-run-as-root -n $np"
+  $mpi "$@" $SOLVE > "$log.log" 2>&1
+  $mpi "$@" $SOLVE -ksp_max_it 1 -log_view_gpu_time > "$log.events" 2>&1
+  case $t in ellrt | pellr) $mpi "$@" $SOLVE -ksp_max_it 1 -mat_view ::ascii_info > "$log.info" 2>&1 ;; esac
 }
 
 for np in $NPS; do

@@ -3,7 +3,9 @@
 
   tts.py OUTDIR
 
-Each log is one program run (a file OUTDIR/tts_<problem>_<type>_np<N>.log) with -log_view and -ksp_converged_reason:
+Each problem and type has three runs: OUTDIR/tts_<problem>_<type>_np<N>.log (the solve as a user runs it),
+.events (one iteration, -log_view_gpu_time: events timed with the GPU synchronized) and .info (ours: -mat_view).
+The timed run:
   - ex1 runs (-timing -solves 2) print MatAssemblyEnd, the first MatMult (which carries the format's set-up for
     aijcusparse, ellrt, pellr), the first KSPSolve, and a second KSPSolve from zero whose time per iteration has
     nothing one-time in it; time to solution = MatAssemblyEnd + first MatMult + first KSPSolve.
@@ -29,14 +31,20 @@ def events(text):
     return ev
 
 
+def read(path):
+    return open(path, errors="replace").read() if os.path.exists(path) else ""
+
+
 def parse(path):
-    text = open(path, errors="replace").read()
+    text = read(path)
+    evtext, info = read(path[:-4] + ".events"), read(path[:-4] + ".info")
     err = re.search(r"PETSC ERROR: (?!-+ Error Message)(?!WARNING)(.+)", text)
     if err or "Timing" not in text and "KSPSolve" not in text:
         return {"error": (err.group(1).strip() if err else "no output")[:100].replace("|", "/")}
-    ev = events(text)
+    ev = events(evtext)
     r = {"error": ""}
     g = lambda k: ev.get(k, (0, 0.0))[1]
+    tev = events(text)
     t = re.search(r"Timing: MatAssemblyEnd ([0-9.]+) s, first MatMult ([0-9.]+) s, KSPSolve ([0-9.]+) s \((\d+) iterations\), time to solution ([0-9.]+)", text)
     if t:
         r["asm"], r["mult1"], r["solve"], r["its"], r["tts"] = float(t.group(1)), float(t.group(2)), float(t.group(3)), int(t.group(4)), float(t.group(5))
@@ -44,14 +52,15 @@ def parse(path):
         r["periter"] = float(t2.group(3)) if t2 else None
     else:
         its = re.findall(r"iterations\s*[=:]?\s*(\d+)", text, re.I)
-        r["asm"], r["mult1"], r["solve"] = g("MatAssemblyEnd"), 0.0, g("KSPSolve")
+        r["asm"], r["mult1"], r["solve"] = g("MatAssemblyEnd"), 0.0, tev.get("KSPSolve", (0, 0.0))[1]
         r["its"] = int(its[-1]) if its else 0
         r["tts"] = r["asm"] + r["solve"]
         r["periter"] = None
     r["setup"] = g("ELLRBuild") + g("MatCUSPARSCopyTo") + g("MatCUDACopyTo")
     r["copy"] = g("MatCUSPARSCopyTo") + g("MatCUDACopyTo")
-    m = re.search(r"GPU setup ([0-9.]+) ms \(wall\): page-lock ([0-9.]+) ms, upload ([0-9.]+) ms \(([0-9.]+) MB, ([0-9.]+) GB/s\), plan on the GPU ([0-9.]+) ms \(during the upload\), fill ([0-9.]+) ms, tune ([0-9.]+) ms \((\d+) products\)", text)
-    r["parts"] = (f"lock {float(m.group(2)):.1f} + upload {float(m.group(3)):.1f} ({float(m.group(5)):.0f} GB/s) + plan {float(m.group(6)):.1f} (overlapped) + fill {float(m.group(7)):.1f} + tune {float(m.group(8)):.1f} ({m.group(9)} products)" if m else "")
+    text = info
+    m = re.search(r"GPU setup ([0-9.]+) ms \(wall\): plan on the GPU ([0-9.]+) ms, upload ([0-9.]+) ms \(([0-9.]+) MB at ([0-9.]+) GB/s, page-locking ([0-9.]+) ms of it on the host\), fill ([0-9.]+) ms, tune ([0-9.]+) ms \((\d+) products\)", text)
+    r["parts"] = (f"{float(m.group(1)):.1f} = plan {float(m.group(2)):.1f} + upload {float(m.group(3)):.1f} ({float(m.group(5)):.0f} GB/s; locking {float(m.group(6)):.1f} inside) + fill {float(m.group(7)):.1f} + tune {float(m.group(8)):.1f} ({m.group(9)} products)" if m else "")
     m = re.search(r"picked by ([a-z ]+) \(", text)
     if m and r["parts"]:
         r["parts"] += f", by {m.group(1)}"

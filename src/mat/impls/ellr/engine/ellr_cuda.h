@@ -50,11 +50,12 @@ typedef struct {
   int          block_size;      /* threads per block in use (likewise) */
   size_t       device_bytes;    /* GPU memory held by the matrix, scratch_bytes included */
   size_t       scratch_bytes;   /* of which: CSR kept for tuning, refresh buffers, staging vectors */
-  double       create_ms;       /* all of ellr_cuda_create (the parts below overlap: the plan runs during the upload) */
-  double       pin_ms;          /* cudaHostRegister of the CSR arrays (pin_host) */
-  double       plan_ms;         /* the plan on the GPU, read-backs included */
-  double       upload_ms;       /* CSR to the GPU (events, plus the row offsets' wall time) */
-  size_t       upload_bytes;    /* bytes uploaded: 12 nnz + 4 (n + 1) */
+  double       create_ms;       /* all of ellr_cuda_create */
+  double       pin_ms;          /* cudaHostRegister of the CSR arrays (pin_host), host time, overlapped with the copies */
+  double       plan_ms;         /* row offsets uploaded, the plan on the GPU, read-backs, storage allocated (wall) */
+  double       upload_ms;       /* column indices and values to the GPU: from the first copy to the last (events),
+                                   the page-locking between the copies included */
+  size_t       upload_bytes;    /* bytes of that upload: 12 nnz */
   double       fill_ms;         /* storage allocated and filled, work items (events; starts when the upload ends) */
   double       tune_ms;         /* ellr_cuda_tune (0 until it has tuned something) */
   int          tune_products;   /* products spent tuning */

@@ -128,16 +128,18 @@ static int bits_for(int v)
 
 /* Everything the order step allocates besides dp's arrays, freed on every path. */
 struct order_scratch {
+  cudaStream_t        s;
   ellr_plan_counters *c;
   int32_t            *keys, *rows, *offsets;
-  void               *temp;
+  char               *temp;
+  explicit order_scratch(cudaStream_t st) : s(st), c(NULL), keys(NULL), rows(NULL), offsets(NULL), temp(NULL) { }
   ~order_scratch()
   {
-    (void)dfree(&c);
-    (void)dfree(&keys);
-    (void)dfree(&rows);
-    (void)dfree(&offsets);
-    if (temp) (void)cudaFree(temp);
+    sfree(&c, s);
+    sfree(&keys, s);
+    sfree(&rows, s);
+    sfree(&offsets, s);
+    sfree(&temp, s);
   }
 };
 
@@ -149,25 +151,24 @@ static ellr_status sort_rows(const ellr_params *p, int32_t n, int maxlen, cudaSt
   size_t          bytes  = 0;
   if (p->sort_window <= 0 || p->sort_window >= n) {
     CU(cub::DeviceRadixSort::SortPairsDescending(NULL, bytes, kin, kout, w->rows, dp->perm, n, 0, endbit, s));
-    CU(cudaMalloc(&w->temp, bytes ? bytes : 1));
+    TRY(salloc(&w->temp, bytes, s, "the sort's scratch"));
     CU(cub::DeviceRadixSort::SortPairsDescending(w->temp, bytes, kin, kout, w->rows, dp->perm, n, 0, endbit, s));
     return ELLR_OK;
   }
   const int32_t W = p->sort_window, nseg = (int32_t)(((int64_t)n + W - 1) / W);
-  TRY(dalloc(&w->offsets, (size_t)nseg + 1, "the sort windows"));
+  TRY(salloc(&w->offsets, (size_t)nseg + 1, s, "the sort windows"));
   ellr_kernel_window_offsets<<<grid_of((int64_t)nseg + 1, 256), 256, 0, s>>>(nseg, W, n, w->offsets);
   CU(cudaGetLastError());
   CU(cub::DeviceSegmentedRadixSort::SortPairsDescending(NULL, bytes, kin, kout, w->rows, dp->perm, n, nseg, w->offsets, w->offsets + 1, 0, endbit, s));
-  CU(cudaMalloc(&w->temp, bytes ? bytes : 1));
+  TRY(salloc(&w->temp, bytes, s, "the sort's scratch"));
   CU(cub::DeviceSegmentedRadixSort::SortPairsDescending(w->temp, bytes, kin, kout, w->rows, dp->perm, n, nseg, w->offsets, w->offsets + 1, 0, endbit, s));
   return ELLR_OK;
 }
 
 ellr_status ellr_cuda_plan_order(const int32_t *d_rowptr, int32_t n, int32_t ncols, int64_t nnz, const ellr_params *p, cudaStream_t s, ellr_plan *pl, ellr_dplan *dp)
 {
-  order_scratch      w;
+  order_scratch      w(s);
   ellr_plan_counters hc;
-  memset(&w, 0, sizeof(w));
   memset(pl, 0, sizeof(*pl));
   memset(dp, 0, sizeof(*dp));
   TRY(ellr_params_check(p));
@@ -179,12 +180,12 @@ ellr_status ellr_cuda_plan_order(const int32_t *d_rowptr, int32_t n, int32_t nco
   const int     sort        = p->sort_rows && n > 1;
   const int64_t nstoredrows = (int64_t)pl->nslices * pl->C;
 
-  TRY(dalloc(&w.c, 1, "the plan counters"));
+  TRY(salloc(&w.c, 1, s, "the plan counters"));
   TRY(dalloc(&dp->rowlen, (size_t)nstoredrows, "the row lengths"));
   if (sort) {
     TRY(dalloc(&dp->perm, (size_t)n, "the row permutation"));
-    TRY(dalloc(&w.keys, (size_t)n, "the sort keys"));
-    TRY(dalloc(&w.rows, (size_t)n, "the sort values"));
+    TRY(salloc(&w.keys, (size_t)n, s, "the sort keys"));
+    TRY(salloc(&w.rows, (size_t)n, s, "the sort values"));
   }
   CU(cudaMemsetAsync(w.c, 0, sizeof(ellr_plan_counters), s));
   if (nstoredrows > n) CU(cudaMemsetAsync(dp->rowlen + n, 0, (size_t)(nstoredrows - n) * sizeof(int32_t), s));
@@ -220,11 +221,11 @@ ellr_status ellr_cuda_plan_geometry(const int32_t *d_rowptr, int T, const ellr_p
   }
   int32_t            *width = NULL;
   ellr_plan_counters *c     = NULL;
-  void               *temp  = NULL;
+  char               *temp  = NULL;
   size_t              bytes = 0;
   ellr_plan_counters  hc;
-  ellr_status         st = dalloc(&width, (size_t)ns, "the slice widths");
-  if (!st) st = dalloc(&c, 1, "the plan counters");
+  ellr_status         st = salloc(&width, (size_t)ns, s, "the slice widths");
+  if (!st) st = salloc(&c, 1, s, "the plan counters");
   cudaError_t e = cudaSuccess;
 #define CUE(call) \
   if (!st && (e = (call)) != cudaSuccess) st = cu_err(e, #call, __LINE__)
@@ -237,16 +238,16 @@ ellr_status ellr_cuda_plan_geometry(const int32_t *d_rowptr, int T, const ellr_p
     ellr_kernel_niter<<<grid_of(((int64_t)n + 32 / pl->T - 1) / (32 / pl->T), 256), 256, 0, s>>>(n, pl->T, dp->rowlen, d_rowptr, c);
     CUE(cudaGetLastError());
     CUE(cub::DeviceScan::InclusiveSum(NULL, bytes, dp->slice_start + 1, dp->slice_start + 1, ns, s));
-    CUE(cudaMalloc(&temp, bytes ? bytes : 1));
+    if (!st) st = salloc(&temp, bytes, s, "the scan's scratch");
     CUE(cub::DeviceScan::InclusiveSum(temp, bytes, dp->slice_start + 1, dp->slice_start + 1, ns, s));
   }
   CUE(cudaMemcpyAsync(pl->slice_start, dp->slice_start, ((size_t)ns + 1) * sizeof(int64_t), cudaMemcpyDeviceToHost, s));
   CUE(cudaMemcpyAsync(&hc, c, sizeof(hc), cudaMemcpyDeviceToHost, s));
   CUE(cudaStreamSynchronize(s));
 #undef CUE
-  (void)dfree(&width);
-  (void)dfree(&c);
-  if (temp) (void)cudaFree(temp);
+  sfree(&width, s);
+  sfree(&c, s);
+  sfree(&temp, s);
   if (st) return st;
 
   ellr_stats *sx = &pl->stats;

@@ -64,4 +64,25 @@ static inline ellr_status dfree(X **p)
   return ELLR_OK;
 }
 
+/* Stream-ordered scratch (cudaMallocAsync): unlike cudaFree, freeing it does not wait for the whole device,
+   so work on other streams (the CSR upload during the plan) keeps running. */
+template <class X>
+static inline ellr_status salloc(X **p, size_t n, cudaStream_t s, const char *what)
+{
+  cudaError_t e = cudaMallocAsync((void **)p, (n ? n : 1) * sizeof(X), s);
+  if (e != cudaSuccess) {
+    *p = NULL;
+    (void)cudaGetLastError();
+    return ellr_error(ELLR_ERR_CUDA, "GPU out of memory: cudaMallocAsync of %zu bytes for %s failed: %s", (n ? n : 1) * sizeof(X), what, cudaGetErrorString(e));
+  }
+  return ELLR_OK;
+}
+
+template <class X>
+static inline void sfree(X **p, cudaStream_t s)
+{
+  if (*p && cudaFreeAsync((void *)*p, s) != cudaSuccess) (void)cudaGetLastError();
+  *p = NULL;
+}
+
 #endif
