@@ -61,6 +61,9 @@ def parse(path):
     text = info
     m = re.search(r"GPU setup ([0-9.]+) ms \(wall\): plan on the GPU ([0-9.]+) ms, upload ([0-9.]+) ms \(([0-9.]+) MB at ([0-9.]+) GB/s, page-locking ([0-9.]+) ms of it on the host\), fill ([0-9.]+) ms, tune ([0-9.]+) ms \((\d+) products\)", text)
     r["parts"] = (f"{float(m.group(1)):.1f} = plan {float(m.group(2)):.1f} + upload {float(m.group(3)):.1f} ({float(m.group(5)):.0f} GB/s; locking {float(m.group(6)):.1f} inside) + fill {float(m.group(7)):.1f} + tune {float(m.group(8)):.1f} ({m.group(9)} products)" if m else "")
+    m2 = re.search(r"row order ([0-9.]+) ms, slice geometry ([0-9.]+) ms, storage allocation ([0-9.]+) ms; then waited ([0-9.]+) ms", text)
+    if m2 and r["parts"]:
+        r["parts"] += f" [plan: order {float(m2.group(1)):.1f}, geometry {float(m2.group(2)):.1f}, alloc {float(m2.group(3)):.1f}; waited {float(m2.group(4)):.1f} for the upload]"
     m = re.search(r"picked by ([a-z ]+) \(", text)
     if m and r["parts"]:
         r["parts"] += f", by {m.group(1)}"

@@ -53,6 +53,8 @@ typedef struct {
   double       create_ms;       /* all of ellr_cuda_create */
   double       pin_ms;          /* cudaHostRegister of the CSR arrays (pin_host), host time, overlapped with the copies */
   double       plan_ms;         /* row offsets uploaded, the plan on the GPU, read-backs, storage allocated (wall) */
+  double       plan_parts_ms[3]; /* of which: row order, slice geometry, storage allocation */
+  double       upload_wait_ms;  /* after the plan, waiting for the upload thread (page-locking and queueing copies) */
   double       upload_ms;       /* column indices and values to the GPU: from the first copy to the last (events),
                                    the page-locking between the copies included */
   size_t       upload_bytes;    /* bytes of that upload: 12 nnz */
