@@ -106,6 +106,7 @@ filter_types() {
   filter_std "$1" | sed -E -e 's/(seq|mpi)aij(ellrt|pellr)/\1aij/g' -e 's/type: (ellrt|pellr)$/type: aij/' \
     -e '/petsc-ellr format /d' -e '/threads per row [0-9]+/d' -e '/fill ratio [0-9.]+ \(/d' \
     -e '/warp iterations per product/d' -e '/^ *GPU: block size/d' -e '/^ *vectors: /d' \
+    -e '/^ *GPU setup /d' -e '/^ *the plan \(during the upload\)/d' -e '/^ *host CSR /d' -e '/^ *values refreshed /d' \
     -e '/process 0, (diagonal|off-diagonal) block/d'
 }
 # no_ellrmult CMD...: succeeds and -log_view shows no ELLRMult event with a nonzero count (AIJ's products ran)
