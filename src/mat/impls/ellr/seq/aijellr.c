@@ -368,6 +368,15 @@ PetscErrorCode MatConvert_SeqAIJ_SeqAIJELLR_Format(Mat A, MatELLRFormat format, 
   PetscCall(MatSeqAIJELLRInstallOps(B, e));
   PetscCall(MatSeqAIJELLRCompose(B, format, PETSC_TRUE));
   PetscCall(MatELLRSetDefaultVecType(B, &e->settings.backend));
+#if defined(PETSCELLR_HAVE_CUDA)
+  {
+    /* the GPU is set up with the type, as MATSEQAIJCUSPARSE does: not inside the first assembly or product
+       (creating the CUDA context takes 0.1-0.4 s) */
+    MatELLRBackend backend;
+    PetscCall(MatELLRResolveBackend(e->settings.backend, &backend));
+    if (backend == MAT_ELLR_BACKEND_CUDA) PetscCall(MatELLRSelectDevice());
+  }
+#endif
   PetscCall(PetscObjectChangeTypeName((PetscObject)B, MatELLRTypeName(format, PETSC_FALSE)));
   PetscFunctionReturn(0);
 }
