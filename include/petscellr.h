@@ -25,8 +25,8 @@
 .  -mat_ellr_backend <auto,cuda,cpu,aij> - where products run: auto = cuda when the library has CUDA and a GPU is
                                           visible, else aij (AIJ's own CPU products, no second copy of the matrix);
                                           cpu = the ELLPACK-R storage on the CPU (for testing the format)
-.  -mat_ellr_threads_per_row <0>        - T in {1,2,4,8,16,32}; 0 = tuned on the GPU, from nnz/row on the CPU
-.  -mat_ellr_block_size <0>             - GPU threads per block (multiple of 32, at most 1024); 0 = tuned
+.  -mat_ellr_threads_per_row <0>        - T in {1,2,4,8,16,32}; 0 = automatic (from nnz/row; searched with -mat_ellr_tune exhaustive)
+.  -mat_ellr_block_size <0>             - GPU threads per block (multiple of 32, at most 1024); 0 = automatic (256, or searched)
 .  -mat_ellr_slice_height <0>           - rows per slice; 0 = one slice of all rows (plain ELLPACK-R)
 .  -mat_ellr_sort <false>               - store rows sorted by decreasing length (PELLR)
 .  -mat_ellr_sort_window <0>            - sort only inside windows of this many rows; 0 = all rows

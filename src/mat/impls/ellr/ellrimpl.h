@@ -77,6 +77,7 @@ PETSC_INTERN Mat_SeqAIJELLR *MatSeqAIJELLRGetData(Mat);
 PETSC_INTERN PetscErrorCode MatELLRGetProductCount_SeqAIJELLR(Mat, PetscInt *);
 PETSC_INTERN PetscErrorCode MatSeqAIJELLRFreeStorage(Mat_SeqAIJELLR *);
 PETSC_INTERN PetscErrorCode MatSeqAIJELLRUnpinIfReallocatable(Mat);
+PETSC_INTERN PetscBool      MatSeqAIJELLRAnyPinned(void);
 PETSC_INTERN const ellr_plan *MatSeqAIJELLRGetPlan(Mat_SeqAIJELLR *);
 PETSC_INTERN PetscErrorCode MatSeqAIJELLRResolve(Mat, Mat_SeqAIJELLR *);
 PETSC_INTERN PetscErrorCode MatMult_SeqAIJELLR(Mat, Vec, Vec);

@@ -160,6 +160,7 @@ static PetscErrorCode MatMPIAIJELLRUnpinBlocks(Mat A)
   Mat Ad, Ao;
 
   PetscFunctionBegin;
+  if (!MatSeqAIJELLRAnyPinned()) PetscFunctionReturn(0); /* MatSetValues() is a hot path */
   PetscCall(MatMPIAIJGetSeqAIJ(A, &Ad, &Ao, NULL));
   if (Ad) PetscCall(MatSeqAIJELLRUnpinIfReallocatable(Ad));
   if (Ao) PetscCall(MatSeqAIJELLRUnpinIfReallocatable(Ao));

@@ -62,6 +62,22 @@ Mat_SeqAIJELLR *MatSeqAIJELLRGetData(Mat A)
   return e && e->magic == MAT_SEQAIJELLR_MAGIC ? e : NULL;
 }
 
+/* Storages of this process holding page-locked host arrays: MPIAIJ's insertion (mpiaijellr.c) looks at its
+   blocks only while some do, so that MatSetValues() costs nothing extra during a first assembly. */
+static PetscInt MatSeqAIJELLRPinnedCount = 0;
+
+PetscBool MatSeqAIJELLRAnyPinned(void)
+{
+  return (PetscBool)(MatSeqAIJELLRPinnedCount > 0);
+}
+
+static void MatSeqAIJELLRSetPinned(Mat_SeqAIJELLR *e, PetscBool pinned)
+{
+  if (e->pinned == pinned) return;
+  MatSeqAIJELLRPinnedCount += pinned ? 1 : -1;
+  e->pinned = pinned;
+}
+
 PetscErrorCode MatSeqAIJELLRFreeStorage(Mat_SeqAIJELLR *e)
 {
   PetscFunctionBegin;
@@ -70,8 +86,8 @@ PetscErrorCode MatSeqAIJELLRFreeStorage(Mat_SeqAIJELLR *e)
   if (e->dev) PetscCall(MatELLRCheckStatus(ellr_cuda_destroy(e->dev), "freeing the GPU storage"));
   e->dev = NULL;
 #endif
-  e->built  = PETSC_FALSE;
-  e->pinned = PETSC_FALSE;
+  e->built = PETSC_FALSE;
+  MatSeqAIJELLRSetPinned(e, PETSC_FALSE);
   PetscFunctionReturn(0);
 }
 
@@ -99,7 +115,7 @@ PetscErrorCode MatSeqAIJELLRUnpinIfReallocatable(Mat A)
 #if defined(PETSCELLR_HAVE_CUDA)
   if (e && e->pinned && !(((MatSeqAIJHeadPrefix *)A->data)->nonew < 0 && ((MatSeqAIJHeadPrefix *)A->data)->nonew >= -2)) {
     PetscCall(MatELLRCheckStatus(ellr_cuda_unpin_host(e->dev), "Releasing the page-locked CSR arrays"));
-    e->pinned = PETSC_FALSE;
+    MatSeqAIJELLRSetPinned(e, PETSC_FALSE);
   }
 #else
   (void)e;
@@ -192,7 +208,7 @@ static PetscErrorCode MatSeqAIJELLRBuildGPU(Mat A, Mat_SeqAIJELLR *e, const ellr
   {
     ellr_cuda_info info;
     ellr_cuda_get_info(e->dev, &info);
-    e->pinned = (PetscBool)(info.pinned_bytes > 0);
+    MatSeqAIJELLRSetPinned(e, (PetscBool)(info.pinned_bytes > 0));
   }
   PetscFunctionReturn(0);
 }
