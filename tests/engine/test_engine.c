@@ -261,6 +261,58 @@ static void run_shape(shape *sh, int *nconfigs)
       }
 }
 
+/* Compressed rows (an MPI off-diagonal block's non-empty rows only): the products are those of the whole
+   matrix, every row of y written (z or 0 where the matrix has no row), and a values refill goes through. */
+static void check_compressed(const shape *sh)
+{
+  static const int cfg[][4] = {{0, 0, 0, 0}, {1, 32, 1, 0}, {4, 7, 1, 5}, {2, 0, 1, 0}}; /* T, C, sort, window */
+  tcsr     c;
+  int32_t *rows = NULL;
+  char     name[200];
+  if (tcsr_compress_rows(&sh->a, &c, &rows)) {
+    CHECK(0, "%s: cannot compress rows", sh->name);
+    return;
+  }
+  for (size_t k = 0; k < sizeof(cfg) / sizeof(cfg[0]); k++) {
+    ellr_params p = {cfg[k][0], 0, cfg[k][1], cfg[k][2], cfg[k][3], 0.0, 0, 0};
+    ellr_matrix m;
+    ellr_csr    v = tcsr_view_compressed(&c, rows, sh->a.nrows);
+    snprintf(name, sizeof(name), "%s compressed (%d of %d rows) T=%d C=%d sort=%d/%d", sh->name, c.nrows, sh->a.nrows, p.threads_per_row, p.slice_height, p.sort_rows, p.sort_window);
+    ellr_status st = ellr_matrix_create(&v, &p, &m);
+    CHECK(st == ELLR_OK, "%s: create failed: %s", name, ellr_last_error());
+    if (st) continue;
+    CHECK(m.plan.nrows == c.nrows && m.plan.nrows_out == sh->a.nrows && (c.nrows == 0 || m.plan.outrow), "%s: plan rows %d / out %d", name, m.plan.nrows, m.plan.nrows_out);
+    check_products(name, &sh->a, &m, 4000 + k);
+    tcsr b = sh->a, bc = c;
+    b.val  = (double *)malloc((size_t)(tcsr_nnz(&c) ? tcsr_nnz(&c) : 1) * sizeof(double));
+    memcpy(b.val, c.val, (size_t)tcsr_nnz(&c) * sizeof(double));
+    tcsr_randomize_values(&b, 4100 + k); /* the same nonzeros in the same order, whole and compressed */
+    bc.val      = b.val;
+    ellr_csr vb = tcsr_view_compressed(&bc, rows, sh->a.nrows);
+    ellr_fill_values(&m.plan, &vb, m.val);
+    strncat(name, " (refilled)", sizeof(name) - strlen(name) - 1);
+    check_products(name, &b, &m, 4200 + k);
+    free(b.val);
+    ellr_matrix_destroy(&m);
+  }
+  /* rows out of order or outside the matrix: refused, naming the row */
+  if (c.nrows >= 2) {
+    ellr_matrix m;
+    int32_t     t = rows[0];
+    rows[0]       = rows[1];
+    ellr_csr    v = tcsr_view_compressed(&c, rows, sh->a.nrows);
+    ellr_params p = {1, 0, 0, 0, 0, 0.0, 0, 0};
+    ellr_status st = ellr_matrix_create(&v, &p, &m);
+    CHECK(st == ELLR_ERR_ARG && strstr(ellr_last_error(), "increase strictly"), "%s: unordered compressed rows: %d '%s'", sh->name, st, ellr_last_error());
+    rows[0] = t;
+    v.nrows_out = rows[c.nrows - 1];
+    st          = ellr_matrix_create(&v, &p, &m);
+    CHECK(st == ELLR_ERR_ARG, "%s: a compressed row past nrows_out: %d", sh->name, st);
+  }
+  free(rows);
+  tcsr_free(&c);
+}
+
 static int contains(const char *s, const char *t) { return strstr(s, t) != NULL; }
 
 static void check_errors(void)
@@ -314,7 +366,7 @@ static void check_errors(void)
   /* bad CSR input */
   int32_t rp_bad0[] = {1, 2, 3}, rp_dec[] = {0, 2, 1}, ci[] = {0, 1, 0};
   double  vv[]      = {1, 2, 3};
-  ellr_csr    c1 = {2, 2, rp_bad0, ci, vv}, c2 = {2, 2, rp_dec, ci, vv}, c3 = {-1, 2, rp_dec, ci, vv}, c4 = {2, 2, NULL, ci, vv};
+  ellr_csr    c1 = {2, 2, rp_bad0, ci, vv, NULL, 0}, c2 = {2, 2, rp_dec, ci, vv, NULL, 0}, c3 = {-1, 2, rp_dec, ci, vv, NULL, 0}, c4 = {2, 2, NULL, ci, vv, NULL, 0};
   ellr_params p0 = {1, 0, 0, 0, 0, 0.0, 0, 0};
   CHECK(ellr_plan_create(&c1, &p0, &pl) == ELLR_ERR_ARG && contains(ellr_last_error(), "start at 0"), "rowptr[0] != 0: '%s'", ellr_last_error());
   CHECK(ellr_plan_create(&c2, &p0, &pl) == ELLR_ERR_ARG && contains(ellr_last_error(), "decrease at row 1"), "decreasing rowptr: '%s'", ellr_last_error());
@@ -357,6 +409,7 @@ int main(void)
   for (int s = 0; s < ns; s++) {
     const long before = g_checks, fb = g_failed;
     run_shape(&sh[s], &nconfigs);
+    check_compressed(&sh[s]);
     printf("%-20s %5d x %-5d nnz %6lld: %5ld checks, %ld failed\n", sh[s].name, sh[s].a.nrows, sh[s].a.ncols, (long long)tcsr_nnz(&sh[s].a), g_checks - before, g_failed - fb);
   }
   check_errors();

@@ -346,6 +346,131 @@ static void run_shape(shape *sh, int quick, cudaStream_t stream, long *ncreated)
   vecs_free(&v);
 }
 
+/* Compressed rows (an MPI off-diagonal block's non-empty rows): the device products (every vector mode, chunk
+   kernels too) equal the CPU engine's of the whole matrix; a values update goes through the compressed CSR. */
+static void check_compressed(const shape *sh, cudaStream_t stream)
+{
+  static const int cfg[][6] = {{0, 0, 0, 0, 0, 1}, {1, 32, 1, 0, 2, 0}, {4, 7, 1, 5, 1, 1}, {2, 0, 1, 0, 0, 0}, {1, 32, 1, 0, 2, 1}}; /* T C sort window tune pin */
+  const tcsr *a = &sh->a;
+  tcsr        c;
+  int32_t    *rows = NULL;
+  vecs        v;
+  char        name[220];
+  if (tcsr_compress_rows(a, &c, &rows)) {
+    CHECK(0, "%s: cannot compress rows", sh->name);
+    return;
+  }
+  vecs_init(&v, (size_t)(a->nrows > a->ncols ? a->nrows : a->ncols));
+  const int64_t nnz = tcsr_nnz(a);
+  for (size_t k = 0; k < sizeof(cfg) / sizeof(cfg[0]); k++) {
+    ellr_params p = {cfg[k][0], 0, cfg[k][1], cfg[k][2], cfg[k][3], 0.0, cfg[k][4], cfg[k][5]};
+    snprintf(name, sizeof(name), "%s compressed (%d of %d rows) T=%d C=%d sort=%d/%d tune=%d pin=%d", sh->name, c.nrows, a->nrows, p.threads_per_row, p.slice_height, p.sort_rows, p.sort_window, p.tune, p.pin_host);
+    ellr_csr          av = tcsr_view(a), cv = tcsr_view_compressed(&c, rows, a->nrows);
+    ellr_matrix       ref;
+    ellr_cuda_matrix *d  = NULL;
+    ellr_status       st = ellr_matrix_create(&av, &p, &ref);
+    CHECK(st == ELLR_OK, "%s: CPU reference: %s", name, ellr_last_error());
+    if (st) continue;
+    st = ellr_cuda_create(&cv, &p, stream, &d);
+    if (!st) st = ellr_cuda_tune(d, &cv, stream);
+    CHECK(st == ELLR_OK, "%s: create/tune: %s", name, ellr_last_error());
+    if (!st) {
+      ellr_cuda_info info;
+      ellr_cuda_get_info(d, &info);
+      CHECK(info.plan && info.plan->nrows == c.nrows && info.plan->nrows_out == a->nrows, "%s: plan rows %d, out %d", name, info.plan ? info.plan->nrows : -1, info.plan ? info.plan->nrows_out : -1);
+      check_all_products(name, a, &ref, d, &v, stream, 5000 + 10 * k);
+      check_all_mixed(name, a, &ref, d, &v, stream, 5100 + 10 * k);
+      const ellr_cuda_kopts chunks = {2, 0, 1, 0};
+      if (ellr_cuda_set_kopts(d, &chunks) == ELLR_OK) {
+        strncat(name, " [chunks]", sizeof(name) - strlen(name) - 1);
+        check_all_products(name, a, &ref, d, &v, stream, 5200 + 10 * k);
+        ellr_cuda_set_kopts(d, NULL);
+      }
+      /* new values through the compressed CSR */
+      tcsr b = *a, bc = c;
+      b.val  = (double *)malloc((size_t)(nnz ? nnz : 1) * sizeof(double));
+      memcpy(b.val, a->val, (size_t)nnz * sizeof(double));
+      tcsr_randomize_values(&b, 5300 + k);
+      bc.val      = b.val;
+      ellr_csr bv = tcsr_view_compressed(&bc, rows, a->nrows);
+      st          = ellr_cuda_update_values(d, &bv, stream);
+      CHECK(st == ELLR_OK, "%s: update_values: %s", name, ellr_last_error());
+      ref_values(&ref, &b);
+      check_all_products(name, &b, &ref, d, &v, stream, 5400 + 10 * k);
+      free(b.val);
+      CHECK(ellr_cuda_destroy(d) == ELLR_OK, "%s: destroy: %s", name, ellr_last_error());
+    }
+    ellr_matrix_destroy(&ref);
+  }
+  vecs_free(&v);
+  free(rows);
+  tcsr_free(&c);
+}
+
+/* The kernel families: CSR-vector and IPCSR (forced), and the automatic choice, plain and with compressed
+   rows, every vector mode, a values update; the info says which family runs. */
+static void check_families(const shape *sh, cudaStream_t stream)
+{
+  static const int fams[] = {ELLR_FAMILY_CSR_VECTOR, ELLR_FAMILY_IPCSR, ELLR_FAMILY_AUTO};
+  const tcsr      *a      = &sh->a;
+  tcsr             c;
+  int32_t         *rows = NULL;
+  vecs             v;
+  char             name[220];
+  if (tcsr_compress_rows(a, &c, &rows)) {
+    CHECK(0, "%s: cannot compress rows", sh->name);
+    return;
+  }
+  vecs_init(&v, (size_t)(a->nrows > a->ncols ? a->nrows : a->ncols));
+  const int64_t nnz = tcsr_nnz(a);
+  int           q   = 0;
+  for (int f = 0; f < 3; f++)
+    for (int comp = 0; comp < 2; comp++)
+      for (int tune = 0; tune < 3; tune++, q++) {
+        ellr_params p = {0, 0, 32, 1, 0, 0.0, tune, q % 2, fams[f]};
+        if (f == 2 && q % 4 == 0) p.max_fill = 1.01; /* AUTO with the sliced layout refused */
+        snprintf(name, sizeof(name), "%s family %d%s tune=%d pin=%d max_fill=%g", sh->name, p.family, comp ? " compressed" : "", p.tune, p.pin_host, p.max_fill);
+        ellr_params       rp = p;
+        ellr_csr          av = tcsr_view(a), cv = comp ? tcsr_view_compressed(&c, rows, a->nrows) : av;
+        ellr_matrix       ref;
+        ellr_cuda_matrix *d = NULL;
+        rp.max_fill         = 0;
+        ellr_status st      = ellr_matrix_create(&av, &rp, &ref);
+        CHECK(st == ELLR_OK, "%s: CPU reference: %s", name, ellr_last_error());
+        if (st) continue;
+        st = ellr_cuda_create(&cv, &p, stream, &d);
+        if (!st) st = ellr_cuda_tune(d, &cv, stream);
+        CHECK(st == ELLR_OK, "%s: create/tune: %s", name, ellr_last_error());
+        if (!st) {
+          ellr_cuda_info info;
+          ellr_cuda_get_info(d, &info);
+          CHECK(info.tuned && (p.family == ELLR_FAMILY_AUTO ? info.family != ELLR_FAMILY_AUTO : info.family == p.family) && (info.family != ELLR_FAMILY_IPCSR || info.csr_blocks > 0 || cv.nrows == 0), "%s: info: family %d, blocks %d", name, info.family, info.csr_blocks);
+          check_all_products(name, a, &ref, d, &v, stream, 6000 + 10 * q);
+          check_all_mixed(name, a, &ref, d, &v, stream, 6100 + 10 * q);
+          tcsr b = *a, bc = c;
+          b.val  = (double *)malloc((size_t)(nnz ? nnz : 1) * sizeof(double));
+          memcpy(b.val, a->val, (size_t)nnz * sizeof(double));
+          tcsr_randomize_values(&b, 6200 + q);
+          bc.val      = b.val;
+          ellr_csr bv = comp ? tcsr_view_compressed(&bc, rows, a->nrows) : tcsr_view(&b);
+          st          = ellr_cuda_update_values(d, &bv, stream);
+          tfill_nan(b.val, nnz); /* the engine must be done reading the values */
+          memcpy(b.val, a->val, (size_t)nnz * sizeof(double));
+          tcsr_randomize_values(&b, 6200 + q);
+          CHECK(st == ELLR_OK, "%s: update_values: %s", name, ellr_last_error());
+          ref_values(&ref, &b);
+          strncat(name, " (updated)", sizeof(name) - strlen(name) - 1);
+          check_all_products(name, &b, &ref, d, &v, stream, 6300 + 10 * q);
+          free(b.val);
+          CHECK(ellr_cuda_destroy(d) == ELLR_OK, "%s: destroy: %s", name, ellr_last_error());
+        }
+        ellr_matrix_destroy(&ref);
+      }
+  vecs_free(&v);
+  free(rows);
+  tcsr_free(&c);
+}
+
 /* Life cycles without a GPU leak: create without tune (the kept CSR freed by destroy), create ->
    update -> destroy, create -> tune -> tune -> destroy, with staging buffers; GPU memory free before
    and after must agree.  The matrix is large enough (several MB of CSR) for cudaMemGetInfo to see it. */
@@ -498,6 +623,8 @@ int main(int argc, char **argv)
   ADD("random 129x129", tcsr_random(&sh[ns].a, 129, 129, 40, 0.0, -1, 12));
   ADD("3d7 N=12", tcsr_stencil_3d7(&sh[ns].a, 12));
   ADD("3d27 N=7", tcsr_stencil_3d27(&sh[ns].a, 7));
+  ADD("long rows 40x9000", tcsr_random(&sh[ns].a, 40, 9000, 3000, 0.2, 3, 13)); /* every row past IPCSR's long-row limit, some empty, one dense */
+  ADD("short and long 5000", tcsr_powerlaw(&sh[ns].a, 5000, 20000, 1.0, 1.2, 16000, 14));
 
   const int ndev = ellr_cuda_device_count();
   printf("CUDA devices: %d%s\n", ndev, quick ? " (quick)" : "");
@@ -515,6 +642,8 @@ int main(int argc, char **argv)
       if (quick && s % 2) continue;
       const long p0 = g_pass, f0 = g_fail;
       run_shape(&sh[s], quick, stream, &created);
+      check_compressed(&sh[s], stream);
+      check_families(&sh[s], stream);
       printf("%-20s %5d x %-5d nnz %7lld: %6ld passed, %ld failed\n", sh[s].name, sh[s].a.nrows, sh[s].a.ncols, (long long)tcsr_nnz(&sh[s].a), g_pass - p0, g_fail - f0);
     }
     CUDA_OK(cudaStreamDestroy(stream));

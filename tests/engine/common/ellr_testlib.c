@@ -40,6 +40,35 @@ ellr_csr tcsr_view(const tcsr *a)
   v.rowptr = a->rowptr;
   v.colidx = a->colidx;
   v.val    = a->val;
+  v.rows      = NULL;
+  v.nrows_out = 0;
+  return v;
+}
+
+int tcsr_compress_rows(const tcsr *a, tcsr *c, int32_t **rows)
+{
+  int32_t nc = 0;
+  for (int32_t i = 0; i < a->nrows; i++) nc += a->rowptr[i + 1] > a->rowptr[i];
+  if (tcsr_alloc(c, nc, a->ncols, tcsr_nnz(a))) return 1;
+  *rows = (int32_t *)malloc((size_t)(nc ? nc : 1) * sizeof(int32_t));
+  if (!*rows) return 1;
+  nc = 0;
+  for (int32_t i = 0; i < a->nrows; i++)
+    if (a->rowptr[i + 1] > a->rowptr[i]) {
+      (*rows)[nc]       = i;
+      c->rowptr[nc + 1] = a->rowptr[i + 1];
+      nc++;
+    }
+  memcpy(c->colidx, a->colidx, (size_t)tcsr_nnz(a) * sizeof(int32_t));
+  memcpy(c->val, a->val, (size_t)tcsr_nnz(a) * sizeof(double));
+  return 0;
+}
+
+ellr_csr tcsr_view_compressed(const tcsr *c, const int32_t *rows, int32_t nrows_out)
+{
+  ellr_csr v  = tcsr_view(c);
+  v.rows      = rows;
+  v.nrows_out = nrows_out;
   return v;
 }
 

@@ -29,6 +29,12 @@ void     tcsr_free(tcsr *a);
 /* Allocates rowptr (zeroed) and room for nnz entries; returns 0 on success. */
 int tcsr_alloc(tcsr *a, int32_t nrows, int32_t ncols, int64_t nnz);
 
+/* The non-empty rows of a as a CSR of their own (c owns copies) and the map rows[] (malloc'd): what an MPI
+   off-diagonal block gives the engine (ellr_csr.rows).  Returns 0 on success. */
+int tcsr_compress_rows(const tcsr *a, tcsr *c, int32_t **rows);
+/* The engine's view of c as the compressed rows of a matrix of nrows_out rows. */
+ellr_csr tcsr_view_compressed(const tcsr *c, const int32_t *rows, int32_t nrows_out);
+
 /* Deterministic random numbers (splitmix64). */
 uint64_t trng_next(uint64_t *state);
 double   trng_unif(uint64_t *state);                  /* [0, 1) */

@@ -21,6 +21,7 @@ typedef struct {
   ellr_params    eng;     /* engine parameters as asked (0 = automatic) */
   MatELLRBackend backend; /* as asked; resolved per product */
   PetscBool      verify;  /* check every GPU product against the CPU engine */
+  PetscBool      nonempty_rows; /* store only the non-empty rows (MPI off-diagonal blocks: most rows have no ghost entry) */
 } MatELLRSettings;
 
 /* The sequential matrix: an AIJ matrix whose products run on an ELLPACK-R copy of its CSR. */
@@ -50,11 +51,15 @@ typedef struct {
 #endif
   int32_t         *rowptr32, *colidx32; /* 32-bit copies of the CSR indices when PetscInt is 64-bit */
   PetscInt         rowptr32n, colidx32n; /* rows and nonzeros they were allocated for */
+  int32_t         *crowptr, *crows;      /* settings.nonempty_rows: the non-empty rows' offsets and indices (ellr_csr.rows) */
+  PetscInt         ncrows;               /* their number */
+  PetscBool        cvalid;               /* crowptr/crows describe the current pattern (crows NULL: no empty row) */
   PetscInt         nproducts;             /* products run on this storage: proves the plugin's kernels ran */
   PetscBool        pinned;                /* the GPU storage keeps the host CSR arrays page-locked */
 } Mat_SeqAIJELLR;
 
 PETSC_INTERN const char *const MatELLRTuneModes[];
+PETSC_INTERN const char *const MatELLRKernels[]; /* indexed by ELLR_FAMILY_* */
 PETSC_INTERN const char *MatELLRTypeName(MatELLRFormat, PetscBool mpi);
 PETSC_INTERN PetscErrorCode MatELLRSettingsDefault(MatELLRFormat, MatELLRSettings *);
 PETSC_INTERN PetscErrorCode MatELLRSettingsFromOptions(Mat, MatELLROptionItems, MatELLRSettings *);

@@ -5,6 +5,7 @@ PetscLogEvent     MAT_ELLRMult, MAT_ELLRBuild, MAT_ELLRTune, MAT_ELLRCopyToGPU;
 const char *const MatELLRBackends[] = {"auto", "cuda", "cpu", "aij", "MatELLRBackend", "MAT_ELLR_BACKEND_", NULL};
 /* in the order of ELLR_TUNE_MODEL, ELLR_TUNE_EXHAUSTIVE, ELLR_TUNE_NONE */
 const char *const MatELLRTuneModes[] = {"model", "exhaustive", "none", "MatELLRTune", "MAT_ELLR_TUNE_", NULL};
+const char *const MatELLRKernels[]   = {"sliced", "auto", "csr_vector", "ipcsr", "MatELLRKernel", "MAT_ELLR_KERNEL_", NULL};
 
 static PetscBool PetscELLRPackageInitialized = PETSC_FALSE;
 

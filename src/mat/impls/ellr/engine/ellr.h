@@ -68,17 +68,35 @@ typedef struct {
   int    pin_host;        /* GPU: keep the CSR arrays page-locked (cudaHostRegister) from create until
                              ellr_cuda_unpin_host or destroy: copies run at the link's speed; the caller
                              promises not to free them meanwhile */
+  int    family;          /* GPU: ELLR_FAMILY_* (below); the CPU backend always uses the sliced layout */
 } ellr_params;
 
 enum { ELLR_TUNE_MODEL = 0, ELLR_TUNE_EXHAUSTIVE = 1, ELLR_TUNE_NONE = 2 };
+/* Kernel families of the CUDA backend (the CPU backend always uses the sliced layout):
+   SLICED      the padded, sliced ELLPACK-R layout of this header (ELLR-T, PELLR, pJDS);
+   AUTO        chosen per matrix from row statistics, with a timed product of each candidate on large blocks;
+   CSR_VECTOR  seed 003's adaptive CSR-vector on the uploaded CSR arrays (no padded layout);
+   IPCSR       seed 004's row blocks through shared memory, long rows shared by a whole thread block. */
+enum { ELLR_FAMILY_SLICED = 0, ELLR_FAMILY_AUTO = 1, ELLR_FAMILY_CSR_VECTOR = 2, ELLR_FAMILY_IPCSR = 3 };
 
-/* The input: a CSR matrix with 32-bit indices (any column order inside a row). */
+/* The input: a CSR matrix with 32-bit indices (any column order inside a row).
+   Compressed rows (rows != NULL): the CSR holds only some rows of a matrix of nrows_out rows, the others
+   being empty -- an MPI off-diagonal block, whose rows mostly have no ghost entry, is given by its non-empty
+   rows only, so that neither the set-up nor the product touches the empty ones.  Products then write
+   all nrows_out rows of y (y = z, or 0, where the matrix has no row). */
 typedef struct {
   int32_t        nrows, ncols;
-  const int32_t *rowptr; /* [nrows + 1] */
-  const int32_t *colidx; /* [rowptr[nrows]] */
-  const double  *val;    /* [rowptr[nrows]] */
+  const int32_t *rowptr;    /* [nrows + 1] */
+  const int32_t *colidx;    /* [rowptr[nrows]] */
+  const double  *val;       /* [rowptr[nrows]] */
+  const int32_t *rows;      /* NULL, or [nrows] strictly increasing: CSR row i is row rows[i] of the matrix */
+  int32_t        nrows_out; /* with rows: the matrix's rows (>= nrows); ignored without */
 } ellr_csr;
+
+/* The rows of the matrix a describes (nrows_out with compressed rows, else nrows). */
+static inline int32_t ellr_csr_rows_out(const ellr_csr *a) { return a->rows ? a->nrows_out : a->nrows; }
+/* Checks a's compressed rows (strictly increasing, inside nrows_out); ELLR_OK when there are none. */
+ellr_status ellr_csr_check_rows(const ellr_csr *a);
 
 /* What the pattern costs: computed by the plan, printed by -mat_view ::ascii_info. */
 typedef struct {
@@ -102,8 +120,13 @@ typedef struct {
   int32_t *rowlen;      /* [nslices * C], stored order; rows past nrows have length 0 */
   int32_t *perm;        /* [nrows], stored row -> original row; NULL for identity */
   int32_t  sorted;      /* rows sorted by length (perm describes the order) */
+  int32_t  nrows_out;   /* rows of the products' y (compressed rows: more than nrows) */
+  int32_t *outrow;      /* [nrows], stored row -> row of y, with compressed rows; NULL otherwise (then perm) */
   ellr_stats stats;
 } ellr_plan;
+
+/* Stored row -> row of y (NULL: the identity). */
+static inline const int32_t *ellr_plan_outrow(const ellr_plan *pl) { return pl->outrow ? pl->outrow : pl->perm; }
 
 /* The padded storage on the host: a plan plus the O(nnz) arrays. */
 typedef struct {

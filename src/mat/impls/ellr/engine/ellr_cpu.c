@@ -7,8 +7,14 @@ void ellr_cpu_mult(const ellr_matrix *m, const double *x, const double *z, doubl
 {
   const ellr_plan *pl   = &m->plan;
   const int64_t    step = (int64_t)pl->C * pl->T;
+  const int32_t   *out  = ellr_plan_outrow(pl);
+  if (pl->outrow && z != y) { /* compressed rows: the rows the matrix lacks get z (or 0); then add in place */
+    if (z) memcpy(y, z, (size_t)pl->nrows_out * sizeof(double));
+    else memset(y, 0, (size_t)pl->nrows_out * sizeof(double));
+    z = y;
+  }
   for (int32_t i = 0; i < pl->nrows; i++) {
-    const int32_t r    = pl->perm ? pl->perm[i] : i;
+    const int32_t r    = out ? out[i] : i;
     const int64_t base = ellr_pos(pl, i, 0);
     double        sum  = 0.0;
     for (int32_t k = 0; k < pl->rowlen[i]; k++) {
@@ -23,10 +29,11 @@ void ellr_cpu_mult_transpose(const ellr_matrix *m, const double *x, const double
 {
   const ellr_plan *pl   = &m->plan;
   const int64_t    step = (int64_t)pl->C * pl->T;
+  const int32_t   *out  = ellr_plan_outrow(pl);
   if (!z) memset(y, 0, (size_t)pl->ncols * sizeof(double));
   else if (z != y) memcpy(y, z, (size_t)pl->ncols * sizeof(double));
   for (int32_t i = 0; i < pl->nrows; i++) {
-    const double  xr   = x[pl->perm ? pl->perm[i] : i];
+    const double  xr   = x[out ? out[i] : i];
     const int64_t base = ellr_pos(pl, i, 0);
     for (int32_t k = 0; k < pl->rowlen[i]; k++) {
       const int64_t p = base + (k / pl->T) * step + k % pl->T;

@@ -31,6 +31,7 @@
 #include "ellr_cuda_kernels.cuh"
 #include "ellr_cuda_util.cuh"
 #include "ellr_cuda_plan.cuh"
+#include "ellr_cuda_csr.cuh"
 
 #include <climits>
 #include <cstdio>
@@ -72,6 +73,11 @@ struct ellr_cuda_matrix {
   size_t      stage_n;
   cudaEvent_t stage_h2d;  /* after the last copies out of the pinned buffers */
   cudaEvent_t stage_used; /* after the last staged product: d_x / d_y free again */
+  /* kernel family (params.family; AUTO resolved at tune): the CSR families multiply with the CSR arrays above,
+     kept as the storage, and the padded layout is freed */
+  int          family;
+  ellr_csr_dev csr;
+  int32_t     *d_rows; /* compressed rows in CSR order (CSR families) */
   ellr_cuda_info info;
 };
 
@@ -244,9 +250,17 @@ static ellr_status mult(ellr_cuda_matrix *d, const double *x, const double *z, d
   const ellr_plan *pl = &d->plan;
   cudaStream_t     s  = (cudaStream_t)stream;
   const int32_t    n = pl->nrows, m = pl->ncols;
-  const int32_t    nout = transpose ? m : n;
+  const int32_t    nout = transpose ? m : pl->nrows_out;
   if (nout == 0) return ELLR_OK;
-  if (!y || (!x && (transpose ? n : m) > 0)) return ellr_error(ELLR_ERR_ARG, "ellr_cuda_mult: missing vector");
+  if (!y || (!x && (transpose ? pl->nrows_out : m) > 0)) return ellr_error(ELLR_ERR_ARG, "ellr_cuda_mult: missing vector");
+  if (d->family != ELLR_FAMILY_SLICED) return probe ? ELLR_OK : ellr_cuda_csr_mult(&d->csr, x, z, y, transpose, d->bs, s);
+  if (!transpose && d->dp.outrow && z != y && !probe) {
+    /* compressed rows: y = z (or 0) on every row, then the stored rows add in place */
+    if (!z) CU(cudaMemsetAsync(y, 0, (size_t)nout * sizeof(double), s));
+    else CU(cudaMemcpyAsync(y, z, (size_t)nout * sizeof(double), cudaMemcpyDeviceToDevice, s));
+    z = y;
+  }
+  if (!transpose && n == 0) return ELLR_OK;
   if (transpose && !probe) {
     if (!z) CU(cudaMemsetAsync(y, 0, (size_t)m * sizeof(double), s));
     else if (z != y) CU(cudaMemcpyAsync(y, z, (size_t)m * sizeof(double), cudaMemcpyDeviceToDevice, s));
@@ -261,7 +275,7 @@ static ellr_status mult(ellr_cuda_matrix *d, const double *x, const double *z, d
   a.nitems      = d->nitems;
   a.slice_start = d->dp.slice_start;
   a.rowlen      = d->dp.rowlen;
-  a.perm        = d->dp.perm;
+  a.perm        = d->dp.outrow ? d->dp.outrow : d->dp.perm; /* the kernels map stored rows to y's rows */
   a.col         = d->d_col;
   a.val         = d->d_val;
   a.items       = d->d_items;
@@ -273,7 +287,7 @@ static ellr_status mult(ellr_cuda_matrix *d, const double *x, const double *z, d
   if (chunks) {
     if (!transpose && d->nsplit > 0 && z != y && !probe) {
       const int64_t tb = (d->nsplit * pl->C + 255) / 256;
-      ellr_kernel_init_split<<<(unsigned)tb, 256, 0, s>>>((int32_t)d->nsplit, d->d_split, pl->C, n, d->dp.perm, z, y);
+      ellr_kernel_init_split<<<(unsigned)tb, 256, 0, s>>>((int32_t)d->nsplit, d->d_split, pl->C, n, a.perm, z, y);
       CU(cudaGetLastError());
     }
     blocks = (d->nitems * a.G + d->bs / 32 - 1) / (d->bs / 32);
@@ -320,11 +334,11 @@ static ellr_status retile(ellr_cuda_matrix *d, int T, cudaStream_t s)
 typedef struct {
   uint64_t        signature;
   int64_t         nnz;
-  int32_t         nrows, ncols, C, sort, window, T, bs, tune, device;
+  int32_t         nrows, ncols, C, sort, window, T, bs, tune, device, family;
   ellr_cuda_kopts req;
 } tune_key;
 typedef struct {
-  int T, bs, uselen, loads;
+  int T, bs, uselen, loads, family;
 } tune_choice;
 #define ELLR_TUNE_CACHE 64
 static struct {
@@ -349,6 +363,7 @@ static void cache_key(const ellr_cuda_matrix *d, tune_key *k)
   k->bs        = d->params.block_size;
   k->tune      = d->params.tune;
   k->req       = d->req;
+  k->family    = d->params.family;
   (void)cudaGetDevice(&k->device);
 }
 
@@ -548,6 +563,10 @@ static ellr_status tune_products(ellr_cuda_matrix *d, const tune_ctx *c)
    have become the refresh scratch. */
 static ellr_status free_tuning_csr(ellr_cuda_matrix *d)
 {
+  if (d->family != ELLR_FAMILY_SLICED) { /* the CSR is the storage */
+    d->tune_pending = 0;
+    return ELLR_OK;
+  }
   ellr_status st = dfree(&d->d_csr_col), s2;
   if (!d->refresh_ready) {
     if ((s2 = dfree(&d->d_csr_rowptr)) && !st) st = s2;
@@ -555,6 +574,80 @@ static ellr_status free_tuning_csr(ellr_cuda_matrix *d)
   }
   d->tune_pending = 0;
   return st;
+}
+
+/* ---- kernel families ------------------------------------------------------------------------------ */
+/* The CSR family fam on the CSR arrays kept since create (IPCSR: its row blocks built on s). */
+static ellr_status csr_setup(ellr_cuda_matrix *d, int fam, cudaStream_t s)
+{
+  ellr_csr_dev *c = &d->csr;
+  if (c->family != fam) TRY(ellr_cuda_csr_free(c));
+  c->family    = fam;
+  c->T         = ellr_csr_vector_threads(d->plan.stats.meanrowlen);
+  c->nrows     = d->plan.nrows;
+  c->ncols     = d->plan.ncols;
+  c->nrows_out = d->plan.nrows_out;
+  c->rowptr    = d->d_csr_rowptr;
+  c->col       = d->d_csr_col;
+  c->val       = d->d_csr_val;
+  c->rows      = d->d_rows;
+  return ellr_cuda_csr_prepare(c, s);
+}
+
+/* A CSR family becomes the storage: the padded layout and the plan's device arrays go (the host plan stays,
+   for its statistics). */
+static ellr_status use_csr_family(ellr_cuda_matrix *d, int fam, cudaStream_t s)
+{
+  TRY(csr_setup(d, fam, s));
+  CU(cudaStreamSynchronize(s));
+  TRY(dfree(&d->d_col));
+  TRY(dfree(&d->d_val));
+  TRY(dfree(&d->d_items));
+  TRY(dfree(&d->d_split));
+  d->cap_stored = d->cap_items = d->cap_split = d->nitems = d->nsplit = 0;
+  TRY(ellr_cuda_plan_free(&d->dp));
+  d->family           = fam;
+  d->info.family      = fam;
+  d->info.csr_T       = d->csr.T;
+  d->info.csr_blocks  = d->csr.nblocks;
+  return ELLR_OK;
+}
+
+/* ELLR_FAMILY_AUTO without timing: the sliced layout where its padding is small and no row is long, IPCSR
+   where some row is long or the rows are very uneven, CSR-vector otherwise. */
+static int model_family(const ellr_cuda_matrix *d, int sliced_ok)
+{
+  const ellr_stats *st = &d->plan.stats;
+  if (sliced_ok && st->fill <= 1.15 && st->maxrowlen <= ELLR_IPCSR_CAP) return ELLR_FAMILY_SLICED;
+  if (st->maxrowlen > ELLR_IPCSR_CAP || st->maxrowlen > 16.0 * st->meanrowlen) return ELLR_FAMILY_IPCSR;
+  return ELLR_FAMILY_CSR_VECTOR;
+}
+
+static ellr_status time_product(ellr_cuda_matrix *d, const tune_ctx *c, float *ms);
+
+/* ELLR_FAMILY_AUTO on a large block: one timed product of each family (the sliced one as tuned), the fastest
+   kept. */
+static ellr_status time_families(ellr_cuda_matrix *d, const tune_ctx *c)
+{
+  static const int fams[3] = {ELLR_FAMILY_SLICED, ELLR_FAMILY_CSR_VECTOR, ELLR_FAMILY_IPCSR};
+  float            ms[3];
+  TRY(time_product(d, c, &ms[0]));
+  for (int k = 1; k < 3; k++) {
+    TRY(csr_setup(d, fams[k], c->s));
+    ellr_cuda_csr_probe(&d->csr);
+    d->family = fams[k];
+    ellr_status st = time_product(d, c, &ms[k]);
+    d->family      = ELLR_FAMILY_SLICED;
+    TRY(st);
+  }
+  int best = 0;
+  for (int k = 1; k < 3; k++)
+    if (ms[k] < ms[best]) best = k;
+  for (int k = 0; k < 3; k++) d->info.family_ms[k] = ms[k];
+  if (best) return use_csr_family(d, fams[best], c->s);
+  TRY(ellr_cuda_csr_free(&d->csr));
+  d->csr.family = 0;
+  return ELLR_OK;
 }
 
 static ellr_status tune_timed(ellr_cuda_matrix *d, void *stream);
@@ -570,22 +663,28 @@ ellr_status ellr_cuda_tune(ellr_cuda_matrix *d, const ellr_csr *a, void *stream)
   tune_key     key;
   cache_key(d, &key); /* before tuning: the request, not its outcome */
   d->info.tune_products = 0;
+  const int auto_family = d->params.family == ELLR_FAMILY_AUTO;
   if (d->cached) { /* T was applied at create */
     tune_choice ch;
     if (cache_find(&key, &ch)) {
       if (!d->params.block_size) d->bs = ch.bs;
       d->uselen = ch.uselen;
       d->loads  = ch.loads;
+      if (auto_family && ch.family != ELLR_FAMILY_SLICED) TRY(use_csr_family(d, ch.family, (cudaStream_t)stream));
     }
     d->info.tune_how = ELLR_TUNED_BY_CACHE;
   } else if (d->params.tune == ELLR_TUNE_NONE || (d->params.tune == ELLR_TUNE_MODEL && !large_enough_to_time(d))) {
     d->info.tune_how = d->params.tune == ELLR_TUNE_NONE ? ELLR_TUNED_BY_NONE : ELLR_TUNED_BY_MODEL;
+    if (auto_family) {
+      const int fam = model_family(d, 1);
+      if (fam != ELLR_FAMILY_SLICED) TRY(use_csr_family(d, fam, (cudaStream_t)stream));
+    }
   } else {
     TRY(tune_timed(d, stream));
     d->info.tune_how = d->params.tune == ELLR_TUNE_EXHAUSTIVE ? ELLR_TUNED_BY_EXHAUSTIVE : ELLR_TUNED_BY_MODEL;
   }
   if (!d->cached) {
-    tune_choice ch = {d->plan.T, d->bs, d->uselen, d->loads};
+    tune_choice ch = {d->plan.T, d->bs, d->uselen, d->loads, d->family};
     cache_store(&key, &ch);
   }
   TRY(free_tuning_csr(d));
@@ -601,15 +700,16 @@ static ellr_status tune_timed(ellr_cuda_matrix *d, void *stream)
   tune_ctx         c;
   memset(&c, 0, sizeof(c));
   c.s            = (cudaStream_t)stream;
-  ellr_status st = ellr_mem_check((size_t)(pl->nrows + pl->ncols) * 8, "the tuning vectors");
+  ellr_status st = ellr_mem_check((size_t)(pl->nrows_out + pl->ncols) * 8, "the tuning vectors");
   if (!st) st = dalloc(&c.tx, (size_t)(pl->ncols > 0 ? pl->ncols : 1), "the tuning vector x");
-  if (!st) st = dalloc(&c.ty, (size_t)pl->nrows, "the tuning vector y");
+  if (!st) st = dalloc(&c.ty, (size_t)pl->nrows_out, "the tuning vector y");
   cudaError_t e = cudaSuccess;
   if (!st && (e = cudaEventCreate(&c.e0)) != cudaSuccess) st = cu_err(e, "cudaEventCreate", __LINE__);
   if (!st && (e = cudaEventCreate(&c.e1)) != cudaSuccess) st = cu_err(e, "cudaEventCreate", __LINE__);
   /* a refill queued by ellr_cuda_update_values (perhaps on another stream) lands before the retiling */
   if (!st && d->refresh_done && (e = cudaStreamWaitEvent(c.s, d->refresh_done, 0)) != cudaSuccess) st = cu_err(e, "cudaStreamWaitEvent", __LINE__);
   if (!st) st = tune_products(d, &c);
+  if (!st && d->params.family == ELLR_FAMILY_AUTO) st = time_families(d, &c);
   e = cudaStreamSynchronize(c.s);
   if (!st && e != cudaSuccess) st = cu_err(e, "cudaStreamSynchronize", __LINE__);
   if (c.e0 && (e = cudaEventDestroy(c.e0)) != cudaSuccess && !st) st = cu_err(e, "cudaEventDestroy", __LINE__);
@@ -788,6 +888,12 @@ static ellr_status create_device(ellr_cuda_matrix *d, const ellr_csr *a, cudaStr
 
   double t1 = ellr_wall_ms();
   TRY(ellr_cuda_plan_order(d->d_csr_rowptr, n, a->ncols, nnz, &d->params, s, pl, &d->dp));
+  TRY(ellr_cuda_plan_outrow(a->rows, a->nrows_out, s, pl, &d->dp));
+  const int family = d->params.family;
+  if (a->rows && n > 0 && family != ELLR_FAMILY_SLICED) { /* the CSR families map rows in CSR order */
+    TRY(dalloc(&d->d_rows, (size_t)n, "the compressed rows"));
+    TRY(upload(d->d_rows, a->rows, (size_t)n * sizeof(int32_t), s, "cudaMemcpyAsync (compressed rows)"));
+  }
   d->info.plan_parts_ms[0] = ellr_wall_ms() - t1;
   tune_key    key;
   tune_choice ch;
@@ -798,10 +904,20 @@ static ellr_status create_device(ellr_cuda_matrix *d, const ellr_csr *a, cudaStr
     if (!T) T = ch.T;
   }
   t1 = ellr_wall_ms();
-  TRY(ellr_cuda_plan_geometry(d->d_csr_rowptr, T, &d->params, s, pl, &d->dp)); /* ELLR_ERR_FILL before the storage is allocated */
+  /* the CSR families take no padded layout (its geometry is still planned, for the statistics): no fill limit */
+  int         csr_now = family == ELLR_FAMILY_CSR_VECTOR || family == ELLR_FAMILY_IPCSR;
+  ellr_params gp      = d->params;
+  if (csr_now) gp.max_fill = 0;
+  ellr_status gst = ellr_cuda_plan_geometry(d->d_csr_rowptr, T, &gp, s, pl, &d->dp); /* ELLR_ERR_FILL before the storage is allocated */
+  if (gst == ELLR_ERR_FILL && family == ELLR_FAMILY_AUTO) {                         /* too much padding: a CSR family */
+    gp.max_fill = 0;
+    csr_now     = 1;
+    gst         = ellr_cuda_plan_geometry(d->d_csr_rowptr, T, &gp, s, pl, &d->dp);
+  }
+  TRY(gst);
   d->info.plan_parts_ms[1] = ellr_wall_ms() - t1;
   t1                       = ellr_wall_ms();
-  TRY(ensure_storage(d));
+  if (!csr_now) TRY(ensure_storage(d));
   d->info.plan_parts_ms[2] = ellr_wall_ms() - t1;
   d->info.plan_ms          = ellr_wall_ms() - t0;
 
@@ -814,7 +930,8 @@ static ellr_status create_device(ellr_cuda_matrix *d, const ellr_csr *a, cudaStr
   d->bs = d->params.block_size ? d->params.block_size : 256;
   CU(cudaStreamWaitEvent(s, c.up1, 0));
   CU(cudaEventRecord(c.fill0, s));
-  TRY(build_layout(d, s)); /* returns with s synchronized, so the uploads are complete too */
+  if (csr_now) TRY(use_csr_family(d, family == ELLR_FAMILY_AUTO ? model_family(d, 0) : family, s)); /* IPCSR's row blocks */
+  else TRY(build_layout(d, s)); /* returns with s synchronized, so the uploads are complete too */
   CU(cudaEventRecord(c.fill1, s));
   CU(cudaEventSynchronize(c.fill1));
   CU(cudaEventElapsedTime(&ms, c.up0, c.up1));
@@ -823,7 +940,7 @@ static ellr_status create_device(ellr_cuda_matrix *d, const ellr_csr *a, cudaStr
   CU(cudaEventElapsedTime(&ms, c.fill0, c.fill1));
   d->info.fill_ms = ms;
 
-  if ((!d->params.threads_per_row || !d->params.block_size) && n > 0) return ELLR_OK; /* tuning pending: keep the CSR */
+  if (!csr_now && (!d->params.threads_per_row || !d->params.block_size || family == ELLR_FAMILY_AUTO) && n > 0) return ELLR_OK; /* tuning pending: keep the CSR */
   TRY(free_tuning_csr(d));
   d->info.tuned    = 1; /* nothing to tune */
   d->info.tune_how = ELLR_TUNED_BY_NONE;
@@ -834,9 +951,11 @@ static size_t scratch_bytes(const ellr_cuda_matrix *d)
 {
   const ellr_plan *pl = &d->plan;
   size_t           b  = 0;
-  if (d->d_csr_rowptr) b += ((size_t)pl->nrows + 1) * 4;
-  if (d->d_csr_col) b += (size_t)d->nnz * 4;
-  if (d->d_csr_val) b += (size_t)d->nnz * 8;
+  if (d->family == ELLR_FAMILY_SLICED) { /* otherwise the CSR is the storage */
+    if (d->d_csr_rowptr) b += ((size_t)pl->nrows + 1) * 4;
+    if (d->d_csr_col) b += (size_t)d->nnz * 4;
+    if (d->d_csr_val) b += (size_t)d->nnz * 8;
+  }
   if (d->d_x) b += 2 * d->stage_n * sizeof(double);
   return b;
 }
@@ -844,8 +963,9 @@ static size_t scratch_bytes(const ellr_cuda_matrix *d)
 static size_t device_bytes(const ellr_cuda_matrix *d)
 {
   const ellr_plan *pl = &d->plan;
-  size_t           b  = (size_t)d->cap_stored * 12 + (size_t)pl->nslices * pl->C * 4 + (d->dp.perm ? (size_t)pl->nrows * 4 : 0) + ((size_t)pl->nslices + 1) * 8;
+  size_t           b  = (size_t)d->cap_stored * 12 + (size_t)pl->nslices * pl->C * 4 + (d->dp.perm ? (size_t)pl->nrows * 4 : 0) + (d->dp.outrow ? (size_t)pl->nrows * 4 : 0) + ((size_t)pl->nslices + 1) * 8;
   b += (size_t)d->cap_items * sizeof(int2) + (size_t)d->cap_split * 4;
+  if (d->family != ELLR_FAMILY_SLICED) b += ((size_t)pl->nrows + 1) * 4 + (size_t)d->nnz * 12 + (d->d_rows ? (size_t)pl->nrows * 4 : 0) + (d->csr.blocks ? ((size_t)d->csr.nblocks + 1) * 4 : 0);
   return b + scratch_bytes(d);
 }
 
@@ -860,6 +980,7 @@ ellr_status ellr_cuda_create(const ellr_csr *a, const ellr_params *p, void *stre
   if (a->rowptr[0] != 0) return ellr_error(ELLR_ERR_ARG, "CSR row offsets must start at 0, not %d", a->rowptr[0]);
   if (a->rowptr[a->nrows] < 0) return ellr_error(ELLR_ERR_ARG, "CSR row offsets end at %d", a->rowptr[a->nrows]);
   if (a->nrows > 0 && a->rowptr[a->nrows] > 0 && (!a->colidx || !a->val)) return ellr_error(ELLR_ERR_ARG, "CSR column indices or values are missing");
+  TRY(ellr_csr_check_rows(a));
   ellr_cuda_matrix *d = (ellr_cuda_matrix *)calloc(1, sizeof(*d));
   if (!d) return ellr_error(ELLR_ERR_MEM, "cannot allocate the matrix descriptor");
   d->params       = *p;
@@ -896,7 +1017,7 @@ ellr_status ellr_cuda_update_values(ellr_cuda_matrix *d, const ellr_csr *a, void
        offsets included; otherwise the row offsets go up now, once: same pattern, same offsets. */
     if (!d->d_csr_val) TRY(dalloc(&d->d_csr_val, (size_t)d->nnz, "the values update"));
     if (!d->d_csr_rowptr) TRY(dalloc(&d->d_csr_rowptr, (size_t)pl->nrows + 1, "the row offsets of the values update"));
-    if (!d->tune_pending) TRY(upload(d->d_csr_rowptr, a->rowptr, ((size_t)pl->nrows + 1) * sizeof(int32_t), s, "cudaMemcpyAsync (CSR row offsets)"));
+    if (!d->tune_pending && d->family == ELLR_FAMILY_SLICED) TRY(upload(d->d_csr_rowptr, a->rowptr, ((size_t)pl->nrows + 1) * sizeof(int32_t), s, "cudaMemcpyAsync (CSR row offsets)"));
     if (!d->refresh_start) CU(cudaEventCreate(&d->refresh_start));
     if (!d->refresh_done) CU(cudaEventCreate(&d->refresh_done));
     d->refresh_ready = 1;
@@ -914,6 +1035,7 @@ ellr_status ellr_cuda_update_values(ellr_cuda_matrix *d, const ellr_csr *a, void
   CU(cudaStreamSynchronize(s));
   d->info.refresh_copy_ms = ellr_wall_ms() - t0;
   d->info.refreshes++;
+  if (d->family != ELLR_FAMILY_SLICED) return ELLR_OK; /* the CSR families multiply with the values just copied */
   CU(cudaEventRecord(d->refresh_start, s));
   const int64_t threads = (int64_t)pl->nslices * pl->C * pl->T;
   ellr_kernel_fill<<<(unsigned)((threads + 255) / 256), 256, 0, s>>>((int64_t)pl->nslices * pl->C, pl->nrows, pl->C, pl->T, d->dp.slice_start, d->dp.rowlen, d->dp.perm, d->d_csr_rowptr, NULL, d->d_csr_val, d->d_col, d->d_val, 1);
@@ -926,7 +1048,7 @@ ellr_status ellr_cuda_update_values(ellr_cuda_matrix *d, const ellr_csr *a, void
 static ellr_status ensure_staging(ellr_cuda_matrix *d)
 {
   if (d->h_x) return ELLR_OK;
-  const size_t n = (size_t)(d->plan.nrows > d->plan.ncols ? d->plan.nrows : d->plan.ncols) + 1;
+  const size_t n = (size_t)(d->plan.nrows_out > d->plan.ncols ? d->plan.nrows_out : d->plan.ncols) + 1;
   TRY(ellr_mem_check(2 * n * sizeof(double), "the staging vectors"));
   double     *hx = NULL, *hy = NULL, *dx = NULL, *dy = NULL;
   cudaEvent_t e0 = NULL, e1 = NULL;
@@ -962,7 +1084,7 @@ ellr_status ellr_cuda_mult_mixed(ellr_cuda_matrix *d, const double *x, int x_hos
   z_host = z_host != 0;
   y_host = y_host != 0;
   if (z && z == y && z_host != y_host) return ellr_error(ELLR_ERR_ARG, "ellr_cuda_mult_mixed: z aliases y but one is said to be on the host and the other on the device");
-  const size_t nin = (size_t)(transpose ? d->plan.nrows : d->plan.ncols), nout = (size_t)(transpose ? d->plan.ncols : d->plan.nrows);
+  const size_t nin = (size_t)(transpose ? d->plan.nrows_out : d->plan.ncols), nout = (size_t)(transpose ? d->plan.ncols : d->plan.nrows_out);
   if (nout == 0) return ELLR_OK;
   if (!y || (!x && nin > 0)) return ellr_error(ELLR_ERR_ARG, "ellr_cuda_mult_mixed: missing vector");
   if (!x_host && !y_host && !(z && z_host)) return ellr_cuda_mult(d, x, z, y, transpose, stream); /* all on the device */
@@ -1043,7 +1165,9 @@ ellr_status ellr_cuda_destroy(ellr_cuda_matrix *d)
   FREE1(d_split);
   FREE1(d_x);
   FREE1(d_y);
+  FREE1(d_rows);
 #undef FREE1
+  if ((s2 = ellr_cuda_csr_free(&d->csr)) && !st) st = s2;
   if (d->h_x) CUDA1(cudaFreeHost(d->h_x));
   if (d->h_y) CUDA1(cudaFreeHost(d->h_y));
   if (d->stage_h2d) CUDA1(cudaEventDestroy(d->stage_h2d));
@@ -1062,6 +1186,7 @@ ellr_status ellr_cuda_destroy(ellr_cuda_matrix *d)
    default stream. */
 ellr_status ellr_cuda_set_kopts(ellr_cuda_matrix *d, const ellr_cuda_kopts *o)
 {
+  if (d->family != ELLR_FAMILY_SLICED) return ellr_error(ELLR_ERR_ARG, "ellr_cuda_set_kopts: kernel options are for the sliced family, not a CSR one");
   CU(cudaDeviceSynchronize()); /* no product may be reading the work items about to be replaced */
   d->req = o ? *o : g_default_kopts;
   resolve_kopts(d);

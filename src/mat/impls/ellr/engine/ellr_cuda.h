@@ -69,6 +69,10 @@ typedef struct {
   int          refreshes;       /* ellr_cuda_update_values calls */
   double       refresh_copy_ms; /* the last one's value copy (wall, waited for) */
   double       refresh_fill_ms; /* the last one's refill kernel (events); -1 while it runs or before any */
+  int          family;          /* ELLR_FAMILY_SLICED, _CSR_VECTOR or _IPCSR: the family in use (AUTO resolved) */
+  int          csr_T;           /* CSR families: lanes per row of CSR-vector (and of the transpose) */
+  int          csr_blocks;      /* IPCSR: row blocks */
+  float        family_ms[3];    /* AUTO, timed: one product of sliced, CSR-vector, IPCSR (ms, CUDA events); 0 untimed */
   const ellr_plan *plan;        /* the plan in use: sizes, slice offsets and statistics (its rowlen and perm
                                    live on the GPU only: NULL here) */
 } ellr_cuda_info;

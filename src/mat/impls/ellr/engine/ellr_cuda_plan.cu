@@ -253,7 +253,7 @@ ellr_status ellr_cuda_plan_geometry(const int32_t *d_rowptr, int T, const ellr_p
   ellr_stats *sx = &pl->stats;
   sx->nstored    = pl->slice_start[ns];
   sx->fill       = sx->nnz ? (double)sx->nstored / (double)sx->nnz : 1.0;
-  sx->bytes      = (size_t)sx->nstored * (sizeof(double) + sizeof(int32_t)) + (size_t)nstoredrows * sizeof(int32_t) + (dp->perm ? (size_t)n * sizeof(int32_t) : 0) + ((size_t)ns + 1) * sizeof(int64_t);
+  sx->bytes      = (size_t)sx->nstored * (sizeof(double) + sizeof(int32_t)) + (size_t)nstoredrows * sizeof(int32_t) + (dp->perm ? (size_t)n * sizeof(int32_t) : 0) + (dp->outrow ? (size_t)n * sizeof(int32_t) : 0) + ((size_t)ns + 1) * sizeof(int64_t);
   sx->niter      = (int64_t)hc.niter;
   if (d_rowptr) sx->niter_unsorted = (int64_t)hc.niter_unsorted;
   const double csr_bytes = 12.0 * (double)sx->nnz + 4.0 * ((double)n + 1);
@@ -262,10 +262,38 @@ ellr_status ellr_cuda_plan_geometry(const int32_t *d_rowptr, int T, const ellr_p
   return ELLR_OK;
 }
 
+/* outrow[i] = rows[perm[i]] (in place: outrow holds rows on entry when there is no permutation). */
+__global__ void ellr_kernel_outrow(int32_t n, const int32_t *__restrict__ perm, const int32_t *__restrict__ rows, int32_t *outrow)
+{
+  const int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n && perm) outrow[i] = rows[perm[i]];
+}
+
+ellr_status ellr_cuda_plan_outrow(const int32_t *rows, int32_t nrows_out, cudaStream_t s, ellr_plan *pl, ellr_dplan *dp)
+{
+  const int32_t n = pl->nrows;
+  pl->nrows_out   = rows ? nrows_out : n;
+  if (!rows || n == 0) return ELLR_OK;
+  int32_t *d_rows = NULL;
+  TRY(dalloc(&dp->outrow, (size_t)n, "the row map"));
+  if (dp->perm) TRY(salloc(&d_rows, (size_t)n, s, "the compressed rows"));
+  ellr_status st = ELLR_OK;
+  cudaError_t e  = cudaMemcpyAsync(dp->perm ? d_rows : dp->outrow, rows, (size_t)n * sizeof(int32_t), cudaMemcpyHostToDevice, s);
+  if (e != cudaSuccess) st = cu_err(e, "cudaMemcpyAsync (compressed rows)", __LINE__);
+  if (!st && dp->perm) {
+    ellr_kernel_outrow<<<(unsigned)((n + 255) / 256), 256, 0, s>>>(n, dp->perm, d_rows, dp->outrow);
+    if ((e = cudaGetLastError()) != cudaSuccess) st = cu_err(e, "ellr_kernel_outrow", __LINE__);
+  }
+  if (d_rows) sfree(&d_rows, s);
+  if (!st && (e = cudaStreamSynchronize(s)) != cudaSuccess) st = cu_err(e, "cudaStreamSynchronize (row map)", __LINE__);
+  return st;
+}
+
 ellr_status ellr_cuda_plan_free(ellr_dplan *dp)
 {
   ellr_status st = dfree(&dp->rowlen), s2;
   if ((s2 = dfree(&dp->perm)) && !st) st = s2;
+  if ((s2 = dfree(&dp->outrow)) && !st) st = s2;
   if ((s2 = dfree(&dp->slice_start)) && !st) st = s2;
   return st;
 }

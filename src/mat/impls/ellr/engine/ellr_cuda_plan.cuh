@@ -18,6 +18,7 @@
 typedef struct {
   int32_t *rowlen;      /* [nslices * C], stored order, 0 past the last row */
   int32_t *perm;        /* [nrows], stored row -> original row; NULL when rows keep their order */
+  int32_t *outrow;      /* [nrows], stored row -> row of y, with compressed rows (ellr_csr.rows); else NULL */
   int64_t *slice_start; /* [nslices + 1] */
   uint64_t signature;   /* hash of the row lengths (and sizes): equal patterns' lengths give equal signatures */
 } ellr_dplan;
@@ -32,6 +33,11 @@ ellr_status ellr_cuda_plan_order(const int32_t *d_rowptr, int32_t nrows, int32_t
    statistics (nstored, fill, bytes, niter; niter_unsorted when d_rowptr is given).  ELLR_ERR_FILL when the
    storage would exceed p->max_fill (as the host plan).  Returns with s synchronized. */
 ellr_status ellr_cuda_plan_geometry(const int32_t *d_rowptr, int T, const ellr_params *p, cudaStream_t s, ellr_plan *pl, ellr_dplan *dp);
+
+/* Compressed rows (host array rows[nrows], checked by the caller): uploads them and maps the stored rows to
+   the rows of y (dp->outrow); sets pl->nrows_out.  Without rows (NULL), only pl->nrows_out = nrows.  After
+   ellr_cuda_plan_order.  Returns with s synchronized. */
+ellr_status ellr_cuda_plan_outrow(const int32_t *rows, int32_t nrows_out, cudaStream_t s, ellr_plan *pl, ellr_dplan *dp);
 
 /* Frees dp's device arrays (not pl: ellr_plan_destroy frees the host copy). */
 ellr_status ellr_cuda_plan_free(ellr_dplan *dp);

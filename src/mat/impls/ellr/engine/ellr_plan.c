@@ -28,6 +28,7 @@ ellr_status ellr_params_check(const ellr_params *p)
   if (p->slice_height < 0) return ellr_error(ELLR_ERR_ARG, "slice height %d is negative (0 means one slice of all rows)", p->slice_height);
   if (p->sort_window < 0) return ellr_error(ELLR_ERR_ARG, "sort window %d is negative (0 means all rows)", p->sort_window);
   if (p->tune < ELLR_TUNE_MODEL || p->tune > ELLR_TUNE_NONE) return ellr_error(ELLR_ERR_ARG, "tune mode %d is not model (0), exhaustive (1) or none (2)", p->tune);
+  if (p->family < ELLR_FAMILY_SLICED || p->family > ELLR_FAMILY_IPCSR) return ellr_error(ELLR_ERR_ARG, "kernel family %d is not sliced (0), auto (1), csr-vector (2) or ipcsr (3)", p->family);
   return ELLR_OK;
 }
 
@@ -98,6 +99,7 @@ void ellr_plan_destroy(ellr_plan *pl)
   free(pl->slice_start);
   free(pl->rowlen);
   free(pl->perm);
+  free(pl->outrow);
   memset(pl, 0, sizeof(*pl));
 }
 
@@ -129,7 +131,7 @@ static ellr_status ellr_plan_geometry(ellr_plan *pl, const ellr_params *p, const
   sx->nonempty_rows  = 0;
   for (int32_t r = 0; r < n; r++) sx->nonempty_rows += len[r] > 0;
   sx->meanrowlen     = n ? (double)sx->nnz / n : 0.0;
-  sx->bytes          = (size_t)sx->nstored * (sizeof(double) + sizeof(int32_t)) + nstoredrows * sizeof(int32_t) + (pl->perm ? (size_t)n * sizeof(int32_t) : 0) + ((size_t)pl->nslices + 1) * sizeof(int64_t);
+  sx->bytes          = (size_t)sx->nstored * (sizeof(double) + sizeof(int32_t)) + nstoredrows * sizeof(int32_t) + (pl->perm ? (size_t)n * sizeof(int32_t) : 0) + (pl->outrow ? (size_t)n * sizeof(int32_t) : 0) + ((size_t)pl->nslices + 1) * sizeof(int64_t);
   sx->niter          = ellr_warp_iterations(pl->rowlen, n, pl->T);
   sx->niter_unsorted = ellr_warp_iterations(len, n, pl->T);
 
@@ -139,6 +141,27 @@ static ellr_status ellr_plan_geometry(ellr_plan *pl, const ellr_params *p, const
   const double csr_bytes = 12.0 * (double)sx->nnz + 4.0 * ((double)n + 1);
   if (p->max_fill > 0 && (double)sx->bytes > p->max_fill * csr_bytes && sx->bytes > ELLR_FILL_FLOOR_BYTES)
     return ellr_error(ELLR_ERR_FILL, "the padded storage would take %.1f MB, %.1f times the %.1f MB of CSR (more than max fill %g): %lld stored entries for %lld nonzeros, longest row %d, mean %.1f", sx->bytes / 1e6, sx->bytes / csr_bytes, csr_bytes / 1e6, p->max_fill, (long long)sx->nstored, (long long)sx->nnz, maxlen, sx->meanrowlen);
+  return ELLR_OK;
+}
+
+ellr_status ellr_csr_check_rows(const ellr_csr *a)
+{
+  if (!a->rows) return ELLR_OK;
+  if (a->nrows_out < a->nrows) return ellr_error(ELLR_ERR_ARG, "compressed rows: %d of them in a matrix of %d rows", a->nrows, a->nrows_out);
+  for (int32_t i = 0; i < a->nrows; i++)
+    if (a->rows[i] < 0 || a->rows[i] >= a->nrows_out || (i > 0 && a->rows[i] <= a->rows[i - 1]))
+      return ellr_error(ELLR_ERR_ARG, "compressed row %d is row %d: the rows must increase strictly inside [0, %d)", i, a->rows[i], a->nrows_out);
+  return ELLR_OK;
+}
+
+/* Stored row -> row of y for compressed rows (the plan's order is set). */
+static ellr_status ellr_plan_outrows(const ellr_csr *a, ellr_plan *pl)
+{
+  pl->nrows_out = ellr_csr_rows_out(a);
+  if (!a->rows) return ELLR_OK;
+  pl->outrow = (int32_t *)malloc((size_t)(pl->nrows ? pl->nrows : 1) * sizeof(int32_t));
+  if (!pl->outrow) return ellr_error(ELLR_ERR_MEM, "cannot allocate the row map of %d rows", pl->nrows);
+  for (int32_t i = 0; i < pl->nrows; i++) pl->outrow[i] = a->rows[pl->perm ? pl->perm[i] : i];
   return ELLR_OK;
 }
 
@@ -153,6 +176,7 @@ ellr_status ellr_plan_create(const ellr_csr *a, const ellr_params *p, ellr_plan 
   if (n < 0 || a->ncols < 0) return ellr_error(ELLR_ERR_ARG, "matrix size %d x %d is negative", n, a->ncols);
   if (!a->rowptr) return ellr_error(ELLR_ERR_ARG, "CSR row offsets are missing");
   if (a->rowptr[0] != 0) return ellr_error(ELLR_ERR_ARG, "CSR row offsets must start at 0, not %d", a->rowptr[0]);
+  if ((st = ellr_csr_check_rows(a))) return st;
 
   pl->nrows   = n;
   pl->ncols   = a->ncols;
@@ -188,6 +212,7 @@ ellr_status ellr_plan_create(const ellr_csr *a, const ellr_params *p, ellr_plan 
   } else {
     memcpy(pl->rowlen, len, (size_t)n * sizeof(int32_t));
   }
+  if ((st = ellr_plan_outrows(a, pl))) goto fail;
   if ((st = ellr_plan_geometry(pl, p, len, a->rowptr[n], maxlen))) goto fail;
   free(len);
   return ELLR_OK;
@@ -216,12 +241,15 @@ ellr_status ellr_plan_retile(const ellr_plan *src, int threads_per_row, const el
   len         = (int32_t *)malloc((size_t)(n ? n : 1) * sizeof(int32_t));
   pl->rowlen  = (int32_t *)malloc((nstoredrows ? nstoredrows : 1) * sizeof(int32_t));
   pl->perm    = src->perm ? (int32_t *)malloc((size_t)n * sizeof(int32_t)) : NULL;
-  if (!len || !pl->rowlen || (src->perm && !pl->perm)) {
+  pl->outrow  = src->outrow ? (int32_t *)malloc((size_t)n * sizeof(int32_t)) : NULL;
+  pl->nrows_out = src->nrows_out;
+  if (!len || !pl->rowlen || (src->perm && !pl->perm) || (src->outrow && !pl->outrow)) {
     st = ellr_error(ELLR_ERR_MEM, "cannot allocate the row order of %d rows", n);
     goto fail;
   }
   memcpy(pl->rowlen, src->rowlen, nstoredrows * sizeof(int32_t));
   if (src->perm) memcpy(pl->perm, src->perm, (size_t)n * sizeof(int32_t));
+  if (src->outrow) memcpy(pl->outrow, src->outrow, (size_t)n * sizeof(int32_t));
   pl->sorted = src->sorted;
   for (int32_t i = 0; i < n; i++) len[src->perm ? src->perm[i] : i] = src->rowlen[i];
   if ((st = ellr_plan_geometry(pl, &q, len, src->stats.nnz, src->stats.maxrowlen))) goto fail;

@@ -88,6 +88,10 @@ PetscErrorCode MatSeqAIJELLRFreeStorage(Mat_SeqAIJELLR *e)
 #endif
   e->built = PETSC_FALSE;
   MatSeqAIJELLRSetPinned(e, PETSC_FALSE);
+  /* after the storage: the GPU storage may have page-locked them */
+  PetscCall(PetscFree2(e->crowptr, e->crows));
+  e->ncrows = 0;
+  e->cvalid = PETSC_FALSE;
   PetscFunctionReturn(0);
 }
 
@@ -120,6 +124,41 @@ PetscErrorCode MatSeqAIJELLRUnpinIfReallocatable(Mat A)
 #else
   (void)e;
 #endif
+  PetscFunctionReturn(0);
+}
+
+/* An MPI off-diagonal block by its non-empty rows only (ellr_csr.rows): made once per pattern; the column
+   indices and values stay AIJ's (the empty rows hold none of them). */
+static PetscErrorCode MatSeqAIJELLRCompressRows(Mat_SeqAIJELLR *e, PetscBool pattern_changed, ellr_csr *csr)
+{
+  const int32_t *rp = csr->rowptr;
+  const int32_t  n  = csr->nrows;
+
+  PetscFunctionBegin;
+  if (pattern_changed || !e->cvalid) {
+    int32_t nc = 0;
+    PetscCall(PetscFree2(e->crowptr, e->crows));
+    for (int32_t i = 0; i < n; i++) nc += rp[i + 1] > rp[i];
+    if (nc < n) { /* a block with no empty row is given as it is */
+      PetscCall(PetscMalloc2(nc + 1, &e->crowptr, nc ? nc : 1, &e->crows));
+      e->crowptr[0] = 0;
+      nc            = 0;
+      for (int32_t i = 0; i < n; i++)
+        if (rp[i + 1] > rp[i]) {
+          e->crows[nc]        = i;
+          e->crowptr[nc + 1] = rp[i + 1];
+          nc++;
+        }
+    }
+    e->ncrows = nc;
+    e->cvalid = PETSC_TRUE;
+  }
+  if (e->crows) {
+    csr->rowptr    = e->crowptr;
+    csr->rows      = e->crows;
+    csr->nrows     = (int32_t)e->ncrows;
+    csr->nrows_out = n;
+  }
   PetscFunctionReturn(0);
 }
 
@@ -162,6 +201,9 @@ PetscErrorCode MatSeqAIJELLRGetCSR(Mat A, PetscBool pattern_changed, ellr_csr *c
   csr->rowptr = (const int32_t *)ia;
   csr->colidx = (const int32_t *)ja;
 #endif
+  csr->rows      = NULL;
+  csr->nrows_out = (int32_t)n;
+  if (e->settings.nonempty_rows) PetscCall(MatSeqAIJELLRCompressRows(e, pattern_changed, csr));
   PetscCall(MatSeqAIJRestoreArrayRead(A, &aa));
   PetscCall(MatRestoreRowIJ(A, 0, PETSC_FALSE, PETSC_FALSE, &n, &ia, &ja, &done));
   PetscFunctionReturn(0);
@@ -295,6 +337,7 @@ PetscErrorCode MatSeqAIJELLRView_Info(Mat A, PetscViewer viewer)
   PetscCall(PetscViewerASCIIPrintf(viewer, "petsc-ellr format %s), backend %s%s\n", fmt, MatELLRBackends[e->backend], e->backend == MAT_ELLR_BACKEND_CPU ? " (the ELLPACK-R storage on the CPU)" : ""));
   PetscCall(PetscViewerASCIIPushTab(viewer));
   PetscCall(PetscViewerASCIIPrintf(viewer, "threads per row %d%s, slice height %d (%d slice%s), rows %s\n", (int)pl->T, e->settings.eng.threads_per_row ? "" : " (automatic)", (int)pl->C, (int)pl->nslices, pl->nslices == 1 ? "" : "s", pl->sorted ? "sorted by decreasing length" : "in their own order"));
+  if (pl->nrows_out > pl->nrows) PetscCall(PetscViewerASCIIPrintf(viewer, "rows stored: the %d non-empty of %d (neither set-up nor product touches the empty ones)\n", (int)pl->nrows, (int)pl->nrows_out));
   PetscCall(PetscViewerASCIIPrintf(viewer, "fill ratio %.3f (%lld stored entries for %lld nonzeros), storage %.3f MB (CSR %.3f MB)\n", st->fill, (long long)st->nstored, (long long)st->nnz, st->bytes / 1e6, (12.0 * st->nnz + 4.0 * (pl->nrows + 1)) / 1e6));
   PetscCall(PetscViewerASCIIPrintf(viewer, "warp iterations per product %lld (%lld in the original row order), longest row %d, mean %.2f\n", (long long)st->niter, (long long)st->niter_unsorted, (int)st->maxrowlen, st->meanrowlen));
 #if defined(PETSCELLR_HAVE_CUDA)
@@ -304,6 +347,10 @@ PetscErrorCode MatSeqAIJELLRView_Info(Mat A, PetscViewer viewer)
     static const char *how[] = {"model", "exhaustive search", "none", "pattern cache"};
     ellr_cuda_kopts    ko;
     ellr_cuda_get_kopts(e->dev, &ko);
+    if (info.family != ELLR_FAMILY_SLICED) {
+      PetscCall(PetscViewerASCIIPrintf(viewer, "GPU kernel family %s (-mat_ellr_kernel %s) on the CSR arrays: %d lanes per row%s; the padded layout above is not stored\n", MatELLRKernels[info.family], MatELLRKernels[e->settings.eng.family], info.csr_T, info.family == ELLR_FAMILY_IPCSR ? ", row blocks through shared memory" : ""));
+    } else if (e->settings.eng.family == ELLR_FAMILY_AUTO) PetscCall(PetscViewerASCIIPrintf(viewer, "GPU kernel family sliced (-mat_ellr_kernel auto)\n"));
+    if (info.family_ms[0] > 0) PetscCall(PetscViewerASCIIPrintf(viewer, "kernel families timed (one product each): sliced %.4f ms, csr_vector %.4f ms, ipcsr %.4f ms\n", (double)info.family_ms[0], (double)info.family_ms[1], (double)info.family_ms[2]));
     PetscCall(PetscViewerASCIIPrintf(viewer, "GPU: block size %d, kernel %s, %s, %s loads; picked by %s (-mat_ellr_tune %s); %.3f MB on the device\n", info.block_size, ko.kernel == 2 ? "chunks" : "rows", ko.uselen ? "rows stop at their length" : "rows stop at the slice width", ko.loads ? "streaming" : "read-only", how[info.tune_how], MatELLRTuneModes[e->settings.eng.tune], info.device_bytes / 1e6));
     PetscCall(PetscViewerASCIIPrintf(viewer, "GPU setup %.3f ms (wall): plan on the GPU %.3f ms, upload %.3f ms (%.1f MB at %.1f GB/s, page-locking %.3f ms of it on the host), fill %.3f ms, tune %.3f ms (%d products)\n", info.create_ms + info.tune_ms, info.plan_ms, info.upload_ms, info.upload_bytes / 1e6, info.upload_ms > 0 ? info.upload_bytes / info.upload_ms / 1e6 : 0.0, info.pin_ms, info.fill_ms, info.tune_ms, info.tune_products));
     PetscCall(PetscViewerASCIIPrintf(viewer, "the plan (during the upload): row order %.3f ms, slice geometry %.3f ms, storage allocation %.3f ms; then waited %.3f ms for the upload\n", info.plan_parts_ms[0], info.plan_parts_ms[1], info.plan_parts_ms[2], info.upload_wait_ms));
