@@ -235,7 +235,7 @@ static void run_shape(shape *sh, int *nconfigs)
   for (size_t it = 0; it < sizeof(Ts) / sizeof(Ts[0]); it++)
     for (size_t ic = 0; ic < sizeof(Cs) / sizeof(Cs[0]); ic++)
       for (size_t is = 0; is < sizeof(sorts) / sizeof(sorts[0]); is++) {
-        ellr_params p = {Ts[it], 0, Cs[ic], sorts[is][0], sorts[is][1], 0.0, 0, 0};
+        ellr_params p = {Ts[it], 0, Cs[ic], sorts[is][0], sorts[is][1], 0.0, 0, 0, 0};
         ellr_matrix m;
         snprintf(name, sizeof(name), "%s T=%d C=%d sort=%d window=%d", sh->name, p.threads_per_row, p.slice_height, p.sort_rows, p.sort_window);
         ellr_csr    v  = tcsr_view(&sh->a);
@@ -274,7 +274,7 @@ static void check_compressed(const shape *sh)
     return;
   }
   for (size_t k = 0; k < sizeof(cfg) / sizeof(cfg[0]); k++) {
-    ellr_params p = {cfg[k][0], 0, cfg[k][1], cfg[k][2], cfg[k][3], 0.0, 0, 0};
+    ellr_params p = {cfg[k][0], 0, cfg[k][1], cfg[k][2], cfg[k][3], 0.0, 0, 0, 0};
     ellr_matrix m;
     ellr_csr    v = tcsr_view_compressed(&c, rows, sh->a.nrows);
     snprintf(name, sizeof(name), "%s compressed (%d of %d rows) T=%d C=%d sort=%d/%d", sh->name, c.nrows, sh->a.nrows, p.threads_per_row, p.slice_height, p.sort_rows, p.sort_window);
@@ -301,7 +301,7 @@ static void check_compressed(const shape *sh)
     int32_t     t = rows[0];
     rows[0]       = rows[1];
     ellr_csr    v = tcsr_view_compressed(&c, rows, sh->a.nrows);
-    ellr_params p = {1, 0, 0, 0, 0, 0.0, 0, 0};
+    ellr_params p = {1, 0, 0, 0, 0, 0.0, 0, 0, 0};
     ellr_status st = ellr_matrix_create(&v, &p, &m);
     CHECK(st == ELLR_ERR_ARG && strstr(ellr_last_error(), "increase strictly"), "%s: unordered compressed rows: %d '%s'", sh->name, st, ellr_last_error());
     rows[0] = t;
@@ -325,10 +325,10 @@ static void check_errors(void)
   ellr_csr v = tcsr_view(&a);
 
   ellr_params bad[] = {
-    {3, 0, 0, 0, 0, 0.0, 0, 0},  {64, 0, 0, 0, 0, 0.0, 0, 0}, {-1, 0, 0, 0, 0, 0.0, 0, 0}, {1, 33, 0, 0, 0, 0.0, 0, 0},
-    {1, 2048, 0, 0, 0, 0.0, 0, 0}, {1, 0, -1, 0, 0, 0.0, 0, 0}, {1, 0, 0, 1, -4, 0.0, 0, 0}, {1, 0, 0, 0, 0, 0.0, 3, 0},
+    {3, 0, 0, 0, 0, 0.0, 0, 0, 0},  {64, 0, 0, 0, 0, 0.0, 0, 0, 0}, {-1, 0, 0, 0, 0, 0.0, 0, 0, 0}, {1, 33, 0, 0, 0, 0.0, 0, 0, 0},
+    {1, 2048, 0, 0, 0, 0.0, 0, 0, 0}, {1, 0, -1, 0, 0, 0.0, 0, 0, 0}, {1, 0, 0, 1, -4, 0.0, 0, 0, 0}, {1, 0, 0, 0, 0, 0.0, 3, 0, 0}, {1, 0, 0, 0, 0, 0.0, 0, 0, 7},
   };
-  const char *what[] = {"threads per row 3", "threads per row 64", "threads per row -1", "block size 33", "block size 2048", "slice height -1", "sort window -4", "tune mode 3"};
+  const char *what[] = {"threads per row 3", "threads per row 64", "threads per row -1", "block size 33", "block size 2048", "slice height -1", "sort window -4", "tune mode 3", "kernel family 7"};
   for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
     st = ellr_plan_create(&v, &bad[i], &pl);
     CHECK(st == ELLR_ERR_ARG && contains(ellr_last_error(), what[i]), "bad param %zu: status %d, message '%s'", i, st, ellr_last_error());
@@ -341,7 +341,7 @@ static void check_errors(void)
   tcsr big;
   tcsr_random(&big, 20000, 20000, 1.0, 0.0, 7, 21);
   ellr_csr    vbig = tcsr_view(&big);
-  ellr_params pf   = {1, 0, 0, 0, 0, 2.0, 0, 0};
+  ellr_params pf   = {1, 0, 0, 0, 0, 2.0, 0, 0, 0};
   st               = ellr_plan_create(&vbig, &pf, &pl);
   CHECK(st == ELLR_ERR_FILL && contains(ellr_last_error(), "times the") && contains(ellr_last_error(), "max fill 2"), "max_fill: status %d, message '%s'", st, ellr_last_error());
   CHECK(pl.slice_start == NULL && pl.rowlen == NULL, "max_fill: plan not cleared");
@@ -349,7 +349,7 @@ static void check_errors(void)
   st = ellr_matrix_create(&vbig, &pf, &m);
   CHECK(st == ELLR_ERR_FILL && m.col == NULL, "max_fill via matrix_create: %d", st);
   /* ... and is accepted in slices of one row (no padding) */
-  ellr_params pf32 = {1, 0, 1, 1, 0, 2.0, 0, 0};
+  ellr_params pf32 = {1, 0, 1, 1, 0, 2.0, 0, 0, 0};
   st               = ellr_plan_create(&vbig, &pf32, &pl);
   CHECK(st == ELLR_OK, "max_fill with sorted slices: %d '%s'", st, ellr_last_error());
   if (!st) ellr_plan_destroy(&pl);
@@ -359,7 +359,7 @@ static void check_errors(void)
   if (!st) ellr_plan_destroy(&pl);
   tcsr_free(&big);
   /* the same matrix fits once sorted into slices of 1 (no padding at all) */
-  ellr_params ps = {1, 0, 1, 1, 0, 1.0, 0, 0};
+  ellr_params ps = {1, 0, 1, 1, 0, 1.0, 0, 0, 0};
   st = ellr_plan_create(&v, &ps, &pl);
   CHECK(st == ELLR_OK && pl.stats.nstored == pl.stats.nnz, "slice height 1 has no padding: %d", st);
   if (!st) ellr_plan_destroy(&pl);
@@ -367,7 +367,7 @@ static void check_errors(void)
   int32_t rp_bad0[] = {1, 2, 3}, rp_dec[] = {0, 2, 1}, ci[] = {0, 1, 0};
   double  vv[]      = {1, 2, 3};
   ellr_csr    c1 = {2, 2, rp_bad0, ci, vv, NULL, 0}, c2 = {2, 2, rp_dec, ci, vv, NULL, 0}, c3 = {-1, 2, rp_dec, ci, vv, NULL, 0}, c4 = {2, 2, NULL, ci, vv, NULL, 0};
-  ellr_params p0 = {1, 0, 0, 0, 0, 0.0, 0, 0};
+  ellr_params p0 = {1, 0, 0, 0, 0, 0.0, 0, 0, 0};
   CHECK(ellr_plan_create(&c1, &p0, &pl) == ELLR_ERR_ARG && contains(ellr_last_error(), "start at 0"), "rowptr[0] != 0: '%s'", ellr_last_error());
   CHECK(ellr_plan_create(&c2, &p0, &pl) == ELLR_ERR_ARG && contains(ellr_last_error(), "decrease at row 1"), "decreasing rowptr: '%s'", ellr_last_error());
   CHECK(ellr_plan_create(&c3, &p0, &pl) == ELLR_ERR_ARG && contains(ellr_last_error(), "negative"), "negative size: '%s'", ellr_last_error());
