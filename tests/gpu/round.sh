@@ -3,7 +3,8 @@
 #
 # PARTS (default "engine spmv tests solvers"), each writing full logs into OUTDIR:
 #   engine   the PETSc-free engine test on the GPU, and a compute-sanitizer memcheck run of it
-#   spmv     the stand-alone benchmark against cuSPARSE (CSV, PNG)
+#   spmv     the stand-alone benchmark against cuSPARSE, every matrix of build/cuda/matrices included
+#            (CSV; PNGs: GB/s-eff, and speed relative to the best cuSPARSE format)
 #   tests    the PETSc-level test suite with the CUDA backend (VECCUDA vectors, 1 and 2 ranks on one GPU)
 #   solvers  time to solution with aijcusparse, sellcuda, ellrt, pellr (tests/gpu/solvers.sh; ELLR_NPS="1 2"
 #            on two GPUs)
@@ -67,6 +68,6 @@ done
   grep -E "^FAIL" "$OUT/tests.log" 2>/dev/null | head -n 30
   printf '%s\n' "${summary[@]}"
 } > "$FINAL/summary.txt"
-for f in tts.md spmv.csv spmv.png tests.log upload.log; do [ -f "$OUT/$f" ] && cp "$OUT/$f" "$FINAL/"; done
+for f in tts.md spmv.csv spmv.png spmv-relative.png tests.log upload.log; do [ -f "$OUT/$f" ] && cp "$OUT/$f" "$FINAL/"; done
 tar czf "$FINAL/logs.tar.gz" -C "$FINAL" logs && rm -rf "$OUT"
 cat "$FINAL/summary.txt"

@@ -1,19 +1,40 @@
 /*
   spmv - stand-alone GPU SpMV benchmark of petsc-ellr's engine against cuSPARSE (PETSc-free).
 
-  For each matrix: cuSPARSE CSR (ALG1, ALG2), cuSPARSE sliced ELL (slice 32), ELLR-T (plain
-  ELLPACK-R, tuned T and BS) and PELLR (rows sorted by length, slices of 32, tuned); every result
-  checked against a host CSR reference before timing; time = median of >= 30 products timed with
-  CUDA events after warm-up.  The engine's setup is reported as create + tune; its values refresh
-  and products with host vectors (ellr_cuda_mult_mixed) are timed and checked too.  GB/s-eff = (12 nnz + 4 (n+1) + 8 ncols + 8 n) / time for every
-  format.  A device-to-device copy gives the bandwidth ceiling.
+  For each matrix: cuSPARSE CSR (ALG1, ALG2), cuSPARSE sliced ELL (slice 32), and the engine's
+  formats of g_engine_formats (ELLR-T: plain ELLPACK-R, tuned T and BS; PELLR: rows sorted by length,
+  slices of 32, tuned); every result checked against a host CSR reference before timing; time =
+  median of >= 30 products timed with CUDA events after warm-up.  The engine's setup is reported as
+  create + tune; its values refresh and products with host vectors (ellr_cuda_mult_mixed) are timed
+  and checked too.  GB/s-eff = (12 nnz + 4 (n+1) + 8 ncols + 8 n) / time for every format; bytes/nnz =
+  the bytes of the matrix storage the format reads (cuSPARSE CSR: 12 nnz + 4 (n+1); cuSPARSE SELL: its
+  arrays; the engine: its plan's padded values, columns, row lengths, permutation and slice offsets) / nnz.
+  x best cuSPARSE = best cuSPARSE time of the matrix / this time; x CSR ALG1 = CSR ALG1's time / this time.
+  A device-to-device copy gives the bandwidth ceiling.
 
-  usage: spmv [--matrices DIR] [--only a,b,...] [--quick] [--sweep] [--reps N] [--csv FILE]
-    --matrices DIR  also every *.mtx / *.mtx.gz in DIR
-    --only LIST     matrix names to run (substring match), e.g. --only 3d7,powerlaw
-    --quick         smaller generated matrices, fewer repetitions
-    --sweep         also time ELLR-T / PELLR variants (T, BS, kernel options): tuning notes
-    --csv FILE      CSV output (default spmv.csv)
+  Generated matrices: 3d7 N=160, 3d27 N=100, 2d5 N=2048, powerlaw 2M (Pareto xmin 13.5, alpha 2,
+  longest row 10048), power laws of other skews (--powerlaw), short rows with scattered columns
+  (--shortrow-*, circuit-like), 3d7 N=48 (fits in L2); then the Matrix Market files of --matrices.
+
+  usage: spmv [--matrices DIR] [--only a,b,...] [--quick] [--sweep] [--reps N] [--csv FILE] [--list]
+              [--powerlaw LIST] [--powerlaw-rows N] [--powerlaw-xmin X] [--shortrow-rows N] [--shortrow-len MIN,MAX]
+    --matrices DIR        also every *.mtx / *.mtx.gz in DIR
+    --only LIST           matrix names to run (substring match), e.g. --only 3d7,powerlaw
+    --quick               smaller generated matrices (1/10 of the rows of the power laws and short rows),
+                          fewer repetitions
+    --sweep               also time ELLR-T / PELLR variants (T, BS, kernel options): tuning notes
+    --reps N              timed products per median (at least 30; default 50, 30 with --quick)
+    --csv FILE            CSV output (default spmv.csv)
+    --list                only generate / read the matrices and print their sizes (no GPU needed)
+    --powerlaw LIST       skews alpha[:maxlen] of the extra power-law matrices, "powerlaw a=ALPHA 2M"
+                          (default "1.6,3.0"; maxlen, the longest row, default 50000; "" or none: no extra ones)
+    --powerlaw-rows N     their rows (default 2000000)
+    --powerlaw-xmin X     their Pareto xmin, the shortest row (default 13.5)
+    --shortrow-rows N     rows of "shortrow-scattered 2M" (default 2000000; 0: left out)
+    --shortrow-len A,B    its off-diagonal entries per row, uniform in [A, B] besides the diagonal (default 2,6)
+  CSV columns: device, copy_gbs, matrix, format, params, time_ms, gflops, gbs_eff, pct_copy, storage_bytes
+  (GPU memory held, tuning scratch and cuSPARSE's buffer included), ratio_best_cusparse, setup_ms, rel_err,
+  bytes_per_nnz, vs_csr.
 */
 #include <algorithm>
 #include <cmath>
@@ -23,12 +44,14 @@
 #include <cuda_runtime.h>
 #include <cusparse.h>
 #include <dirent.h>
+#include <functional>
 #include <string>
 #include <vector>
 
 #include "ellr_cuda.h"
 #include "ellr_cuda_internal.cuh"
 #include "ellr_testlib.h"
+#include "spmv_matrices.h"
 
 #define CK(call) \
   do { \
@@ -57,6 +80,8 @@ struct result {
   double      ms, gflops, gbs, setup_ms, err;
   size_t      bytes;
   double      ratio;
+  double      bpn;    /* bytes of the matrix storage the format reads, per nonzero */
+  double      vs_csr; /* cuSPARSE CSR ALG1's time / this time */
 };
 static std::vector<result> g_results;
 
@@ -99,7 +124,8 @@ static double check_y(const double *dy, const double *ref, int32_t n)
 
 static void poison(double *dy, int32_t n) { CK(cudaMemset(dy, 0xff, (size_t)(n ? n : 1) * sizeof(double))); } /* 0xff.. is a NaN */
 
-static void record(const bench_matrix &m, const char *fmt, const std::string &params, double ms, size_t bytes, double setup_ms, double err)
+/* bytes: GPU memory held; read_bytes: of which the matrix storage a product reads (bytes/nnz) */
+static void record(const bench_matrix &m, const char *fmt, const std::string &params, double ms, size_t bytes, size_t read_bytes, double setup_ms, double err)
 {
   result r;
   r.matrix   = m.name;
@@ -112,8 +138,10 @@ static void record(const bench_matrix &m, const char *fmt, const std::string &pa
   r.setup_ms = setup_ms;
   r.err      = err;
   r.ratio    = 0;
+  r.bpn      = tcsr_nnz(&m.a) ? (double)read_bytes / tcsr_nnz(&m.a) : 0;
+  r.vs_csr   = 0;
   g_results.push_back(r);
-  printf("  %-22s %-44s %9.4f ms %8.1f GF/s %8.1f GB/s-eff %9.1f MB setup %8.1f ms err %.1e\n", fmt, params.c_str(), ms, r.gflops, r.gbs, bytes / 1e6, setup_ms, err);
+  printf("  %-22s %-44s %9.4f ms %8.1f GF/s %8.1f GB/s-eff %9.1f MB %6.1f B/nnz setup %8.1f ms err %.1e\n", fmt, params.c_str(), ms, r.gflops, r.gbs, bytes / 1e6, r.bpn, setup_ms, err);
   fflush(stdout);
 }
 
@@ -152,7 +180,7 @@ static void bench_cusparse(cusparseHandle_t h, const bench_matrix &m, const doub
     CS(cusparseSpMV(h, CUSPARSE_OPERATION_NON_TRANSPOSE, &one, A, X, &zero, Y, CUDA_R_64F, algs[k], buf));
     double err = check_y(dy, ref, a->nrows);
     double ms  = time_median([&] { cusparseSpMV(h, CUSPARSE_OPERATION_NON_TRANSPOSE, &one, A, X, &zero, Y, CUDA_R_64F, algs[k], buf); });
-    record(m, names[k], "", ms, csr_bytes + bsz, setup, err);
+    record(m, names[k], "", ms, csr_bytes + bsz, csr_bytes, setup, err);
     CK(cudaFree(buf));
   }
   CS(cusparseDestroySpMat(A));
@@ -205,7 +233,8 @@ static void bench_cusparse(cusparseHandle_t h, const bench_matrix &m, const doub
       double ms  = time_median([&] { cusparseSpMV(h, CUSPARSE_OPERATION_NON_TRANSPOSE, &one, S, X, &zero, Y, CUDA_R_64F, CUSPARSE_SPMV_SELL_ALG1, buf); });
       char   prm[64];
       snprintf(prm, sizeof(prm), "fill %.2f", em.plan.stats.fill);
-      record(m, "cuSPARSE SELL C=32", prm, ms, (size_t)ns * 12 + ((size_t)nsl + 1) * 4 + bsz, 0, err);
+      const size_t sell_bytes = (size_t)ns * 12 + ((size_t)nsl + 1) * 4; /* columns and values, padding included; slice offsets */
+      record(m, "cuSPARSE SELL C=32", prm, ms, sell_bytes + bsz, sell_bytes, 0, err);
       CS(cusparseDestroySpMat(S));
       CK(cudaFree(buf));
       CK(cudaFree(doff));
@@ -316,16 +345,36 @@ struct tune_cmp {
 };
 static std::vector<tune_cmp> g_tune;
 
-static double bench_engine(const char *fmt, const bench_matrix &m, ellr_params p, const double *hx, const double *dx, double *dy, const double *ref, int sweep, int paths = 1, std::string *chose = NULL, double *setup_ms = NULL)
+/* The engine's formats, one column each of the table: adding a format is one line here.
+   p: the parameters (tune is set per run: the model, and the exhaustive search where asked);
+   kopts: kernel options forced on create and tuning (ellr_cuda_set_default_kopts), NULL = automatic;
+   exhaustive: also tuned by the exhaustive search, for the model-against-exhaustive table. */
+struct engine_format {
+  const char            *name;
+  ellr_params            p;
+  const ellr_cuda_kopts *kopts;
+  int                    exhaustive;
+};
+static const engine_format g_engine_formats[] = {
+  /* name     T  BS  C   sort window max_fill tune pin_host (page-locked, as the PETSc binding by default)
+     max_fill 20: refuse storage of more than 20x CSR's bytes (plain ELLPACK-R of skewed rows) */
+  {"ELLR-T", {0, 0, 0, 0, 0, 20.0, 0, 1}, NULL, 1}, /* plain ELLPACK-R */
+  {"PELLR", {0, 0, 32, 1, 0, 20.0, 0, 1}, NULL, 1}, /* rows sorted by length, slices of 32 */
+};
+
+static double bench_engine(const char *fmt, const bench_matrix &m, ellr_params p, const ellr_cuda_kopts *kopts, const double *hx, const double *dx, double *dy, const double *ref, int sweep, int paths = 1, std::string *chose = NULL,
+                           double *setup_ms = NULL)
 {
   const tcsr       *a  = &m.a;
   ellr_csr          av = tcsr_view(a);
   ellr_cuda_matrix *d  = NULL;
+  ellr_cuda_set_default_kopts(kopts); /* create and tune pick the kernel within these; NULL: all automatic */
   double            t0 = twall_ms();
   ellr_status       st = ellr_cuda_create(&av, &p, NULL, &d);
   const double      create_ms = twall_ms() - t0;
   if (!st) st = ellr_cuda_tune(d, &av, NULL);
   double            setup = twall_ms() - t0;
+  ellr_cuda_set_default_kopts(NULL); /* the next format starts from automatic options */
   if (st && d) {
     ellr_cuda_destroy(d);
     d = NULL;
@@ -341,7 +390,7 @@ static double bench_engine(const char *fmt, const bench_matrix &m, ellr_params p
   double err, ms = time_engine(d, a, dx, dy, ref, &err);
   char   extra[300];
   snprintf(extra, sizeof(extra), " | create %.1f ms (page-lock %.1f, upload %.1f at %.1f GB/s, plan on the GPU %.1f, fill %.1f), tune %.1f ms (%d products)", create_ms, info.pin_ms, info.upload_ms, info.upload_ms > 0 ? info.upload_bytes / info.upload_ms / 1e6 : 0.0, info.plan_ms, info.fill_ms, info.tune_ms, info.tune_products);
-  record(m, fmt, describe(d), ms, info.device_bytes, setup, err);
+  record(m, fmt, describe(d), ms, info.device_bytes, info.plan->stats.bytes, setup, err);
   printf("  %-22s %s\n", "", extra);
   if (chose) *chose = describe(d);
   if (setup_ms) *setup_ms = setup;
@@ -369,23 +418,25 @@ static double bench_engine(const char *fmt, const bench_matrix &m, ellr_params p
       if (ellr_cuda_set_kopts(d, &kv[k])) continue;
       double ms2 = time_engine(d, a, dx, dy, ref, &err);
       ellr_cuda_get_info(d, &info);
-      record(m, (std::string(fmt) + " sweep").c_str(), describe(d), ms2, info.device_bytes, 0, err);
+      record(m, (std::string(fmt) + " sweep").c_str(), describe(d), ms2, info.device_bytes, info.plan->stats.bytes, 0, err);
     }
     ellr_cuda_destroy(d);
   }
   return ms;
 }
 
-/* fmt with the model (the default) and with the exhaustive search, for the comparison table */
-static void bench_engine_tuned(const char *fmt, const bench_matrix &m, ellr_params p, const double *hx, const double *dx, double *dy, const double *ref, int sweep)
+/* f with the model (the default) and, where f asks, with the exhaustive search, for the comparison table */
+static void bench_engine_tuned(const engine_format &f, const bench_matrix &m, const double *hx, const double *dx, double *dy, const double *ref, int sweep)
 {
-  tune_cmp c;
+  tune_cmp    c;
+  ellr_params p = f.p;
   c.matrix      = m.name;
-  c.format      = fmt;
+  c.format      = f.name;
   p.tune        = ELLR_TUNE_MODEL;
-  c.model_ms    = bench_engine(fmt, m, p, hx, dx, dy, ref, sweep, 1, &c.model, &c.model_setup);
-  p.tune        = ELLR_TUNE_EXHAUSTIVE;
-  c.exhaustive_ms = bench_engine((std::string(fmt) + " exhaustive").c_str(), m, p, hx, dx, dy, ref, 0, 0, &c.exhaustive, &c.exhaustive_setup);
+  c.model_ms    = bench_engine(f.name, m, p, f.kopts, hx, dx, dy, ref, sweep, 1, &c.model, &c.model_setup);
+  if (!f.exhaustive) return;
+  p.tune          = ELLR_TUNE_EXHAUSTIVE;
+  c.exhaustive_ms = bench_engine((std::string(f.name) + " exhaustive").c_str(), m, p, f.kopts, hx, dx, dy, ref, 0, 0, &c.exhaustive, &c.exhaustive_setup);
   if (c.model_ms > 0 && c.exhaustive_ms > 0) g_tune.push_back(c);
 }
 
@@ -401,12 +452,25 @@ static double bench_copy(size_t bytes)
   return 2.0 * bytes / (ms * 1e6);
 }
 
-static void run_matrix(cusparseHandle_t h, bench_matrix &m, int sweep)
+static void print_matrix(const bench_matrix &m)
 {
   const tcsr *a = &m.a;
   int32_t     maxlen = 0;
   for (int32_t r = 0; r < a->nrows; r++) maxlen = std::max(maxlen, a->rowptr[r + 1] - a->rowptr[r]);
   printf("\n%s: %d x %d, nnz %lld, mean %.1f, longest row %d, CSR %.1f MB, x %.1f MB\n", m.name.c_str(), a->nrows, a->ncols, (long long)tcsr_nnz(a), a->nrows ? (double)tcsr_nnz(a) / a->nrows : 0.0, maxlen, (12.0 * tcsr_nnz(a) + 4.0 * (a->nrows + 1)) / 1e6, 8e-6 * a->ncols);
+}
+
+/* "dir/web-NotreDame.mtx.gz" -> "web-NotreDame" */
+static std::string matrix_name(const std::string &path)
+{
+  std::string n = path.substr(path.rfind('/') + 1);
+  return n.substr(0, n.find(".mtx"));
+}
+
+static void run_matrix(cusparseHandle_t h, bench_matrix &m, int sweep)
+{
+  const tcsr *a = &m.a;
+  print_matrix(m);
   std::vector<double> x(a->ncols + 1), ref(a->nrows + 1);
   tfill_random(x.data(), a->ncols, 4242);
   tcsr_spmv(a, x.data(), NULL, ref.data());
@@ -416,16 +480,17 @@ static void run_matrix(cusparseHandle_t h, bench_matrix &m, int sweep)
   CK(cudaMemcpy(dx, x.data(), (size_t)a->ncols * 8, cudaMemcpyHostToDevice));
   const size_t first = g_results.size();
   bench_cusparse(h, m, dx, dy, ref.data());
-  ellr_params ellrt = {0, 0, 0, 0, 0, 20.0, 0, 0}; /* plain ELLPACK-R; refuse more than 20x CSR's bytes */
-  ellr_params pellr = {0, 0, 32, 1, 0, 20.0, 0, 0};
-  ellrt.pin_host = pellr.pin_host = 1; /* as the PETSc binding does by default */
-  bench_engine_tuned("ELLR-T", m, ellrt, x.data(), dx, dy, ref.data(), sweep);
-  bench_engine_tuned("PELLR", m, pellr, x.data(), dx, dy, ref.data(), sweep);
-  double best = 1e30;
-  for (size_t k = first; k < g_results.size(); k++)
+  for (const engine_format &f : g_engine_formats) bench_engine_tuned(f, m, x.data(), dx, dy, ref.data(), sweep);
+  double best = 1e30, csr = 0;
+  for (size_t k = first; k < g_results.size(); k++) {
     if (g_results[k].format.rfind("cuSPARSE", 0) == 0 && g_results[k].ms > 0) best = std::min(best, g_results[k].ms);
+    if (g_results[k].format == "cuSPARSE CSR ALG1" && g_results[k].ms > 0) csr = g_results[k].ms;
+  }
   for (size_t k = first; k < g_results.size(); k++)
-    if (g_results[k].ms > 0) g_results[k].ratio = best / g_results[k].ms;
+    if (g_results[k].ms > 0) {
+      g_results[k].ratio  = best < 1e30 ? best / g_results[k].ms : 0;
+      g_results[k].vs_csr = csr / g_results[k].ms;
+    }
   CK(cudaFree(dx));
   CK(cudaFree(dy));
 }
@@ -447,38 +512,91 @@ static int wanted(const std::string &name, const char *only)
 
 int main(int argc, char **argv)
 {
-  const char *dir = NULL, *only = NULL, *csv = "spmv.csv";
-  int         quick = 0, sweep = 0;
-  for (int i = 1; i < argc; i++) {
+  const char *dir = NULL, *only = NULL, *csv = "spmv.csv", *plist = "1.6,3.0";
+  int         quick = 0, sweep = 0, list = 0, bad_arg = 0;
+  long        prows = 2000000, srows = 2000000, smin = 2, smax = 6;
+  double      pxmin = SPMV_POWERLAW_XMIN;
+  /* a row count: 1 .. INT32_MAX - 1 (0 too where allowed: that matrix left out) */
+  auto rows_arg = [&](const char *v, long lo, long *out) {
+    char *e;
+    long  n = strtol(v, &e, 10);
+    if (e == v || *e || n < lo || n >= INT32_MAX) bad_arg = 1;
+    else *out = n;
+  };
+  for (int i = 1; i < argc && !bad_arg; i++) {
     if (!strcmp(argv[i], "--matrices") && i + 1 < argc) dir = argv[++i];
     else if (!strcmp(argv[i], "--only") && i + 1 < argc) only = argv[++i];
     else if (!strcmp(argv[i], "--csv") && i + 1 < argc) csv = argv[++i];
     else if (!strcmp(argv[i], "--reps") && i + 1 < argc) g_reps = std::max(30, atoi(argv[++i]));
     else if (!strcmp(argv[i], "--quick")) quick = 1;
     else if (!strcmp(argv[i], "--sweep")) sweep = 1;
-    else {
-      printf("usage: %s [--matrices DIR] [--only a,b] [--quick] [--sweep] [--reps N] [--csv FILE]\n", argv[0]);
-      return 1;
-    }
+    else if (!strcmp(argv[i], "--list")) list = 1;
+    else if (!strcmp(argv[i], "--powerlaw") && i + 1 < argc) plist = argv[++i];
+    else if (!strcmp(argv[i], "--powerlaw-rows") && i + 1 < argc) rows_arg(argv[++i], 1, &prows);
+    else if (!strcmp(argv[i], "--shortrow-rows") && i + 1 < argc) rows_arg(argv[++i], 0, &srows);
+    else if (!strcmp(argv[i], "--powerlaw-xmin") && i + 1 < argc) {
+      char *e;
+      pxmin = strtod(argv[++i], &e);
+      if (e == argv[i] || *e || !(pxmin >= 1.0 && pxmin <= 1e6)) bad_arg = 1;
+    } else if (!strcmp(argv[i], "--shortrow-len") && i + 1 < argc) {
+      /* at most 63 off-diagonal entries: these are short rows (the generator's row buffer) */
+      if (sscanf(argv[++i], "%ld,%ld", &smin, &smax) != 2 || smin < 0 || smax < smin || smax > 63) bad_arg = 1;
+    } else bad_arg = 1;
+  }
+  spmv_powerlaw_spec pls[16];
+  char               perr[200] = "";
+  const int          npl       = bad_arg || !strcmp(plist, "none") ? 0 : spmv_parse_powerlaw(plist, pxmin, pls, 16, perr, sizeof(perr));
+  if (bad_arg || npl < 0) {
+    if (npl < 0) printf("%s\n", perr);
+    printf("usage: %s [--matrices DIR] [--only a,b] [--quick] [--sweep] [--reps N] [--csv FILE] [--list]\n"
+           "          [--powerlaw \"ALPHA[:MAXLEN],...\"] [--powerlaw-rows N] [--powerlaw-xmin X] [--shortrow-rows N] [--shortrow-len MIN,MAX]\n",
+           argv[0]);
+    return 1;
   }
   if (quick) g_reps = 30;
-  if (ellr_cuda_device_count() < 1) {
-    printf("spmv: no CUDA device\n");
-    return 2;
-  }
-  cudaDeviceProp prop;
-  CK(cudaGetDeviceProperties(&prop, 0));
-  printf("device: %s, %d SMs, L2 %.0f MB, %.1f GB\n", prop.name, prop.multiProcessorCount, prop.l2CacheSize / 1e6, prop.totalGlobalMem / 1e9);
-  g_copy_gbs = bench_copy(quick ? (256u << 20) : (1u << 30));
-  printf("device-to-device copy: %.0f GB/s (read + write)\n", g_copy_gbs);
-  cusparseHandle_t h;
-  CS(cusparseCreate(&h));
 
-  /* matrices: generated, then files */
+  /* generated matrices, in this order: each a name and its generator */
   struct gen {
-    const char *name;
-    int         kind, N, Nq;
-  } gens[] = {{"3d7 N=160", 0, 160, 64}, {"3d27 N=100", 1, 100, 40}, {"2d5 N=2048", 2, 2048, 512}, {"powerlaw 2M", 3, 2000000, 200000}, {"3d7 N=48 (L2)", 0, 48, 48}};
+    std::string                 name;
+    std::function<int(tcsr *)> make;
+  };
+  std::vector<gen> gens;
+  auto             stencil = [&](const char *name, int kind, int N, int Nq) {
+    const int n = quick ? Nq : N;
+    gens.push_back({name, [=](tcsr *a) { return kind == 0 ? tcsr_stencil_3d7(a, n) : kind == 1 ? tcsr_stencil_3d27(a, n) : tcsr_stencil_2d5(a, n); }});
+  };
+  stencil("3d7 N=160", 0, 160, 64);
+  stencil("3d27 N=100", 1, 100, 40);
+  stencil("2d5 N=2048", 2, 2048, 512);
+  {
+    const int32_t n = quick ? 200000 : 2000000;
+    gens.push_back({"powerlaw 2M", [=](tcsr *a) { return tcsr_powerlaw(a, n, n, 13.5, 2.0, 10048, 2026); }});
+  }
+  char rl[32];
+  for (int k = 0; k < npl; k++) {
+    /* the name says the skew and the rows asked for (--quick: a tenth of them, and " (quick)" added) */
+    const spmv_powerlaw_spec sp = pls[k];
+    const int32_t            n  = (int32_t)std::max(1L, quick ? prows / 10 : prows);
+    char                     name[128];
+    spmv_rows_label(prows, rl, sizeof(rl));
+    snprintf(name, sizeof(name), "powerlaw a=%g %s", sp.alpha, rl);
+    if (sp.xmin != SPMV_POWERLAW_XMIN) snprintf(name + strlen(name), sizeof(name) - strlen(name), " xmin=%g", sp.xmin);
+    if (sp.maxlen != SPMV_POWERLAW_MAXLEN) snprintf(name + strlen(name), sizeof(name) - strlen(name), " max=%d", sp.maxlen);
+    /* the seed follows the skew, not its place in the list: the same alpha gives the same matrix */
+    const uint64_t seed = 2027 + (uint64_t)llround(sp.alpha * 1000);
+    gens.push_back({name, [=](tcsr *a) { return spmv_gen_powerlaw(a, n, &sp, seed); }});
+  }
+  if (srows > 0) {
+    const int32_t n = (int32_t)std::max(1L, quick ? srows / 10 : srows);
+    char          name[128];
+    spmv_rows_label(srows, rl, sizeof(rl));
+    snprintf(name, sizeof(name), "shortrow-scattered %s", rl);
+    if (smin != 2 || smax != 6) snprintf(name + strlen(name), sizeof(name) - strlen(name), " len=%ld-%ld", smin, smax);
+    const int lo = (int)smin, hi = (int)smax;
+    gens.push_back({name, [=](tcsr *a) { return spmv_gen_shortrow_scattered(a, n, lo, hi, 31337); }});
+  }
+  stencil("3d7 N=48 (L2)", 0, 48, 48);
+
   std::vector<std::string> files;
   if (dir) {
     DIR *dd = opendir(dir);
@@ -492,16 +610,57 @@ int main(int argc, char **argv)
       closedir(dd);
       std::sort(files.begin(), files.end());
     }
+    printf("%zu matrix files in %s\n", files.size(), dir);
   }
+  if (list) { /* the matrices only, no GPU: what a run would time */
+    for (auto &g : gens) {
+      if (!wanted(g.name, only)) continue;
+      bench_matrix m;
+      m.name = g.name + (quick ? " (quick)" : "");
+      double t0 = twall_ms();
+      if (g.make(&m.a)) {
+        printf("generator failed: %s\n", m.name.c_str());
+        continue;
+      }
+      printf("[generated %s in %.0f ms]", m.name.c_str(), twall_ms() - t0);
+      print_matrix(m);
+      tcsr_free(&m.a);
+    }
+    for (auto &f : files) {
+      bench_matrix m;
+      m.name = matrix_name(f);
+      if (!wanted(m.name, only)) continue;
+      char err[512];
+      if (tcsr_read_mtx(&m.a, f.c_str(), err, sizeof(err))) {
+        printf("%s\n", err);
+        continue;
+      }
+      print_matrix(m);
+      tcsr_free(&m.a);
+    }
+    return 0;
+  }
+
+  if (ellr_cuda_device_count() < 1) {
+    printf("spmv: no CUDA device\n");
+    return 2;
+  }
+  cudaDeviceProp prop;
+  CK(cudaGetDeviceProperties(&prop, 0));
+  printf("device: %s, %d SMs, L2 %.0f MB, %.1f GB\n", prop.name, prop.multiProcessorCount, prop.l2CacheSize / 1e6, prop.totalGlobalMem / 1e9);
+  g_copy_gbs = bench_copy(quick ? (256u << 20) : (1u << 30));
+  printf("device-to-device copy: %.0f GB/s (read + write)\n", g_copy_gbs);
+  cusparseHandle_t h;
+  CS(cusparseCreate(&h));
+
+  /* matrices: generated, then files */
   for (auto &g : gens) {
     bench_matrix m;
     m.name = g.name;
     if (!wanted(m.name, only)) continue;
-    const int N = quick ? g.Nq : g.N;
-    double    t0 = twall_ms();
-    int       rc = g.kind == 0 ? tcsr_stencil_3d7(&m.a, N) : g.kind == 1 ? tcsr_stencil_3d27(&m.a, N) : g.kind == 2 ? tcsr_stencil_2d5(&m.a, N) : tcsr_powerlaw(&m.a, N, N, 13.5, 2.0, 10048, 2026);
-    if (rc) {
-      printf("generator failed: %s\n", g.name);
+    double t0 = twall_ms();
+    if (g.make(&m.a)) {
+      printf("generator failed: %s\n", g.name.c_str());
       continue;
     }
     if (quick) m.name += " (quick)";
@@ -511,9 +670,7 @@ int main(int argc, char **argv)
   }
   for (auto &f : files) {
     bench_matrix m;
-    size_t       sl = f.rfind('/');
-    m.name          = f.substr(sl + 1);
-    m.name          = m.name.substr(0, m.name.find(".mtx"));
+    m.name = matrix_name(f);
     if (!wanted(m.name, only)) continue;
     char err[512];
     if (tcsr_read_mtx(&m.a, f.c_str(), err, sizeof(err))) {
@@ -527,16 +684,18 @@ int main(int argc, char **argv)
 
   g_csv = fopen(csv, "w");
   if (g_csv) {
-    fprintf(g_csv, "device,copy_gbs,matrix,format,params,time_ms,gflops,gbs_eff,pct_copy,storage_bytes,ratio_best_cusparse,setup_ms,rel_err\n");
+    /* new columns go last: readers by position keep working */
+    fprintf(g_csv, "device,copy_gbs,matrix,format,params,time_ms,gflops,gbs_eff,pct_copy,storage_bytes,ratio_best_cusparse,setup_ms,rel_err,bytes_per_nnz,vs_csr\n");
     for (auto &r : g_results)
-      fprintf(g_csv, "\"%s\",%.1f,\"%s\",\"%s\",\"%s\",%.6f,%.2f,%.1f,%.1f,%zu,%.3f,%.2f,%.2e\n", prop.name, g_copy_gbs, r.matrix.c_str(), r.format.c_str(), r.params.c_str(), r.ms, r.gflops, r.gbs, 100 * r.gbs / g_copy_gbs, r.bytes, r.ratio, r.setup_ms, r.err);
+      fprintf(g_csv, "\"%s\",%.1f,\"%s\",\"%s\",\"%s\",%.6f,%.2f,%.1f,%.1f,%zu,%.3f,%.2f,%.2e,%.3f,%.3f\n", prop.name, g_copy_gbs, r.matrix.c_str(), r.format.c_str(), r.params.c_str(), r.ms, r.gflops, r.gbs, 100 * r.gbs / g_copy_gbs, r.bytes, r.ratio, r.setup_ms, r.err,
+              r.bpn, r.vs_csr);
     fclose(g_csv);
     printf("\nCSV written to %s\n", csv);
   }
   /* the table, last (sweep rows left out) */
-  printf("\n%s, device-to-device copy %.0f GB/s; time = median of %d, GB/s-eff = (12 nnz + 4(n+1) + 8 ncols + 8 n)/time\n", prop.name, g_copy_gbs, g_reps);
-  printf("| matrix | format | settings | time ms | GFLOP/s | GB/s-eff | %% copy | storage MB | x best cuSPARSE | setup ms | rel err |\n");
-  printf("|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+  printf("\n%s, device-to-device copy %.0f GB/s; time = median of %d, GB/s-eff = (12 nnz + 4(n+1) + 8 ncols + 8 n)/time, B/nnz = matrix storage read / nnz\n", prop.name, g_copy_gbs, g_reps);
+  printf("| matrix | format | settings | time ms | GFLOP/s | GB/s-eff | %% copy | storage MB | B/nnz | x best cuSPARSE | x CSR ALG1 | setup ms | rel err |\n");
+  printf("|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
   int bad = 0;
   for (auto &r : g_results) {
     if (r.format.find("sweep") != std::string::npos) {
@@ -544,12 +703,12 @@ int main(int argc, char **argv)
       continue;
     }
     if (r.ms <= 0) {
-      printf("| %s | %s | %s | | | | | | | | |\n", r.matrix.c_str(), r.format.c_str(), r.params.substr(0, 60).c_str());
+      printf("| %s | %s | %s | | | | | | | | | | |\n", r.matrix.c_str(), r.format.c_str(), r.params.substr(0, 60).c_str());
       continue;
     }
     if (r.err > 1e-12) bad++;
-    printf("| %s | %s | %s | %.4f | %.1f | %.0f | %.1f | %.1f | %.2f | %s | %.0e |\n", r.matrix.c_str(), r.format.c_str(), r.params.c_str(), r.ms, r.gflops, r.gbs, 100 * r.gbs / g_copy_gbs, r.bytes / 1e6, r.ratio,
-           r.format.rfind("cuSPARSE", 0) == 0 ? "" : std::to_string((int)(r.setup_ms + 0.5)).c_str(), r.err);
+    printf("| %s | %s | %s | %.4f | %.1f | %.0f | %.1f | %.1f | %.1f | %.2f | %.2f | %s | %.0e |\n", r.matrix.c_str(), r.format.c_str(), r.params.c_str(), r.ms, r.gflops, r.gbs, 100 * r.gbs / g_copy_gbs, r.bytes / 1e6, r.bpn, r.ratio,
+           r.vs_csr, r.format.rfind("cuSPARSE", 0) == 0 ? "" : std::to_string((int)(r.setup_ms + 0.5)).c_str(), r.err);
   }
   /* the model's pick against the exhaustive search's */
   int within = 0;
