@@ -254,7 +254,11 @@ static std::string describe(ellr_cuda_matrix *d)
   ellr_cuda_kopts ko;
   ellr_cuda_get_info(d, &info);
   ellr_cuda_get_kopts(d, &ko);
-  char b[160];
+  char b[200];
+  if (info.family != ELLR_FAMILY_SLICED) {
+    snprintf(b, sizeof(b), "%s T=%d%s%s", info.family == ELLR_FAMILY_IPCSR ? "ipcsr" : "csr-vector", info.csr_T, info.family == ELLR_FAMILY_IPCSR ? (" blocks=" + std::to_string(info.csr_blocks)).c_str() : "", info.family_ms[0] > 0 ? " (auto)" : "");
+    return b;
+  }
   snprintf(b, sizeof(b), "T=%d BS=%d C=%d %s %s%s%s fill %.2f", info.threads_per_row, info.block_size, info.plan->C, ko.kernel == 2 ? "chunks" : "rows", ko.uselen ? "len" : "width", ko.loads ? " ldcs" : "",
            ko.kernel == 2 ? (ko.chunk == 2147483647 ? " J=inf" : (" J=" + std::to_string(ko.chunk)).c_str()) : "", info.plan->stats.fill);
   return b;
@@ -360,7 +364,17 @@ static const engine_format g_engine_formats[] = {
      max_fill 20: refuse storage of more than 20x CSR's bytes (plain ELLPACK-R of skewed rows) */
   {"ELLR-T", {0, 0, 0, 0, 0, 20.0, 0, 1}, NULL, 1}, /* plain ELLPACK-R */
   {"PELLR", {0, 0, 32, 1, 0, 20.0, 0, 1}, NULL, 1}, /* rows sorted by length, slices of 32 */
+  {"CSR-vector", {0, 0, 32, 1, 0, 0.0, 0, 1, ELLR_FAMILY_CSR_VECTOR}, NULL, 0}, /* seed 003 on the CSR arrays */
+  {"IPCSR", {0, 0, 32, 1, 0, 0.0, 0, 1, ELLR_FAMILY_IPCSR}, NULL, 0},           /* seed 004 on the CSR arrays */
+  {"pellr auto", {0, 0, 32, 1, 0, 8.0, 0, 1, ELLR_FAMILY_AUTO}, NULL, 0},       /* what -mat_type pellr picks */
 };
+
+/* The bytes of storage a product reads: the padded layout, or the CSR arrays for the CSR families. */
+static size_t engine_bytes(const ellr_cuda_info &info, const tcsr *a)
+{
+  if (info.family == ELLR_FAMILY_SLICED) return info.plan->stats.bytes;
+  return (size_t)tcsr_nnz(a) * 12 + ((size_t)a->nrows + 1) * 4 + (info.family == ELLR_FAMILY_IPCSR ? ((size_t)info.csr_blocks + 1) * 4 : 0);
+}
 
 static double bench_engine(const char *fmt, const bench_matrix &m, ellr_params p, const ellr_cuda_kopts *kopts, const double *hx, const double *dx, double *dy, const double *ref, int sweep, int paths = 1, std::string *chose = NULL,
                            double *setup_ms = NULL)
@@ -390,7 +404,7 @@ static double bench_engine(const char *fmt, const bench_matrix &m, ellr_params p
   double err, ms = time_engine(d, a, dx, dy, ref, &err);
   char   extra[300];
   snprintf(extra, sizeof(extra), " | create %.1f ms (page-lock %.1f, upload %.1f at %.1f GB/s, plan on the GPU %.1f, fill %.1f), tune %.1f ms (%d products)", create_ms, info.pin_ms, info.upload_ms, info.upload_ms > 0 ? info.upload_bytes / info.upload_ms / 1e6 : 0.0, info.plan_ms, info.fill_ms, info.tune_ms, info.tune_products);
-  record(m, fmt, describe(d), ms, info.device_bytes, info.plan->stats.bytes, setup, err);
+  record(m, fmt, describe(d), ms, info.device_bytes, engine_bytes(info, a), setup, err);
   printf("  %-22s %s\n", "", extra);
   if (chose) *chose = describe(d);
   if (setup_ms) *setup_ms = setup;

@@ -56,6 +56,7 @@ typedef struct {
   PetscBool        cvalid;               /* crowptr/crows describe the current pattern (crows NULL: no empty row) */
   PetscInt         nproducts;             /* products run on this storage: proves the plugin's kernels ran */
   PetscBool        pinned;                /* the GPU storage keeps the host CSR arrays page-locked */
+  PetscBool        inodes_off;            /* AIJ's I-node search was turned off with the GPU backend (back on at conversion to AIJ) */
 } Mat_SeqAIJELLR;
 
 PETSC_INTERN const char *const MatELLRTuneModes[];

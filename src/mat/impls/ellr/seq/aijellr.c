@@ -277,6 +277,7 @@ PetscErrorCode MatConvert_SeqAIJELLR_SeqAIJ(Mat A, MatType type, MatReuse reuse,
   PetscCall(PetscObjectComposeFunction((PetscObject)B, "MatResetPreallocation_C", e->baseresetprealloc));
   PetscCall(PetscObjectComposeFunction((PetscObject)B, "MatSetPreallocationCOO_C", e->basecoo));
   PetscCall(PetscObjectComposeFunction((PetscObject)B, "MatSeqAIJSetColumnIndices_C", e->basecolumnindices));
+  if (e->inodes_off) PetscCall(MatSetOption(B, MAT_USE_INODES, PETSC_TRUE));
   PetscCall(MatSeqAIJELLRFree(B));
   PetscCall(MatELLRSetDefaultVecType(B, NULL));
   PetscCall(PetscObjectChangeTypeName((PetscObject)B, MATSEQAIJ));
@@ -374,7 +375,14 @@ PetscErrorCode MatConvert_SeqAIJ_SeqAIJELLR_Format(Mat A, MatELLRFormat format, 
        (creating the CUDA context takes 0.1-0.4 s) */
     MatELLRBackend backend;
     PetscCall(MatELLRResolveBackend(e->settings.backend, &backend));
-    if (backend == MAT_ELLR_BACKEND_CUDA) PetscCall(MatELLRSelectDevice());
+    if (backend == MAT_ELLR_BACKEND_CUDA) {
+      PetscCall(MatELLRSelectDevice());
+      /* AIJ's I-node search (an O(nnz) pass in every MatAssemblyEnd(): 30-50 ms on a 4M-row stencil) serves
+         only its own CPU kernels, which GPU products never run: off, as MATSEQAIJCUSPARSE does.  Converting
+         back to MATSEQAIJ turns it on again. */
+      PetscCall(MatSetOption(B, MAT_USE_INODES, PETSC_FALSE));
+      e->inodes_off = PETSC_TRUE;
+    }
   }
 #endif
   PetscCall(PetscObjectChangeTypeName((PetscObject)B, MatELLRTypeName(format, PETSC_FALSE)));
