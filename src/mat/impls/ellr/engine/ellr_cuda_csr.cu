@@ -65,7 +65,7 @@ ellr_status ellr_cuda_csr_mult(const ellr_csr_dev *c, const double *x, const dou
 {
   const int32_t nout = transpose ? c->ncols : c->nrows_out;
   if (nout == 0) return ELLR_OK;
-  if (transpose || (c->rows && z != y)) {
+  if (transpose || ((c->rows || c->nrows_out > c->nrows) && z != y)) {
     /* y = z (or 0) first: the transpose adds into y; compressed rows write only their rows */
     if (!z) CU(cudaMemsetAsync(y, 0, (size_t)nout * sizeof(double), s));
     else if (z != y) CU(cudaMemcpyAsync(y, z, (size_t)nout * sizeof(double), cudaMemcpyDeviceToDevice, s));

@@ -113,7 +113,18 @@ __global__ void __launch_bounds__(ELLR_IPCSR_THREADS) ellr_kernel_ipcsr(const el
     }
     return;
   }
-  for (int32_t k = k0 + (int32_t)threadIdx.x; k < k1; k += ELLR_IPCSR_THREADS) prod[k - k0] = __ldg(a.val + k) * __ldg(a.x + __ldg(a.col + k));
+  /* four entries per thread in flight: the x gathers are latency-bound */
+  int32_t k = k0 + (int32_t)threadIdx.x;
+  for (; k + 3 * ELLR_IPCSR_THREADS < k1; k += 4 * ELLR_IPCSR_THREADS) {
+    const int32_t c0 = __ldg(a.col + k), c1 = __ldg(a.col + k + ELLR_IPCSR_THREADS), c2 = __ldg(a.col + k + 2 * ELLR_IPCSR_THREADS), c3 = __ldg(a.col + k + 3 * ELLR_IPCSR_THREADS);
+    const double  v0 = __ldg(a.val + k), v1 = __ldg(a.val + k + ELLR_IPCSR_THREADS), v2 = __ldg(a.val + k + 2 * ELLR_IPCSR_THREADS), v3 = __ldg(a.val + k + 3 * ELLR_IPCSR_THREADS);
+    const double  x0 = __ldg(a.x + c0), x1 = __ldg(a.x + c1), x2 = __ldg(a.x + c2), x3 = __ldg(a.x + c3);
+    prod[k - k0]                          = v0 * x0;
+    prod[k - k0 + ELLR_IPCSR_THREADS]     = v1 * x1;
+    prod[k - k0 + 2 * ELLR_IPCSR_THREADS] = v2 * x2;
+    prod[k - k0 + 3 * ELLR_IPCSR_THREADS] = v3 * x3;
+  }
+  for (; k < k1; k += ELLR_IPCSR_THREADS) prod[k - k0] = __ldg(a.val + k) * __ldg(a.x + __ldg(a.col + k));
   __syncthreads();
   /* threads per row: as many as the rows leave, up to a warp (block-uniform, so the shuffles see whole warps) */
   const int32_t R = r1 - r0;
