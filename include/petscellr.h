@@ -36,13 +36,17 @@
                                           row statistics, at most 3 timed products on blocks larger than twice the
                                           L2 cache; exhaustive = timed search over T, block size and kernel options;
                                           none = the model's pick untimed.  Decisions are cached by pattern.
+.  -mat_ellr_kernel <sliced,auto,csr_vector,ipcsr> - GPU kernel family: sliced = the ELLPACK-R layout (default of
+                                          ellrt); csr_vector (seed 003) and ipcsr (seed 004) multiply with the uploaded
+                                          CSR arrays; auto (default of pellr) = a timed product of each on large blocks,
+                                          else a model from the row statistics
 .  -mat_ellr_pin_host <true>            - page-lock the CSR arrays (cudaHostRegister) while the pattern lives:
                                           uploads and value refreshes at the link's speed
 -  -mat_ellr_verify <false>             - check every GPU product against the CPU engine (slow; for debugging)
 
    Notes:
-   In parallel each process's diagonal block uses the chosen format and the off-diagonal block is sorted and
-   sliced (most of its rows are empty); the product is MPIAIJ's, so the ghost exchange overlaps the diagonal
+   In parallel each process's diagonal block uses the chosen format and the off-diagonal block is stored by its
+   non-empty rows only, sorted and sliced (neither its set-up nor its product touches the empty rows); the product is MPIAIJ's, so the ghost exchange overlaps the diagonal
    block's product.  The storage is built at the first product and is rebuilt or refilled whenever the matrix
    changes.  `-mat_view ::ascii_info` reports where products run and what the storage costs.
 
@@ -59,7 +63,8 @@ M*/
    slices of 32 rows (as pJDS does), so that storage stays near CSR on irregular matrices.
 
    This matrix type is identical to `MATSEQAIJPELLR` on one process and `MATMPIAIJPELLR` otherwise.
-   It takes the options of `MATELLR`; its defaults are -mat_ellr_sort true -mat_ellr_slice_height 32,
+   It takes the options of `MATELLR`; its defaults are -mat_ellr_sort true -mat_ellr_slice_height 32
+   -mat_ellr_kernel auto (on the GPU the sliced layout, or the CSR kernel that is faster for the matrix),
    and -mat_ellr_slice_height 0 gives the PELLR paper's full-width layout.
 
    Level: beginner
