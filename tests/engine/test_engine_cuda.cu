@@ -346,6 +346,29 @@ static void run_shape(shape *sh, int quick, cudaStream_t stream, long *ncreated)
   vecs_free(&v);
 }
 
+/* New random values (same pattern) through ellr_cuda_update_values -- from a's CSR, or from its compressed rows c
+   (comp) -- whose host values are poisoned as soon as the call returns; then every product against ref, refilled. */
+static void check_update(const char *name, const tcsr *a, const tcsr *c, const int32_t *rows, int comp, ellr_matrix *ref, ellr_cuda_matrix *d, vecs *v, cudaStream_t stream, uint64_t seed)
+{
+  const int64_t nnz = tcsr_nnz(a);
+  tcsr          b = *a, bc = *c;
+  char          uname[260];
+  b.val = (double *)malloc((size_t)(nnz ? nnz : 1) * sizeof(double));
+  memcpy(b.val, a->val, (size_t)nnz * sizeof(double));
+  tcsr_randomize_values(&b, seed);
+  bc.val         = b.val; /* the same nonzeros in the same order, whole and compressed */
+  ellr_csr    bv = comp ? tcsr_view_compressed(&bc, rows, a->nrows) : tcsr_view(&b);
+  ellr_status st = ellr_cuda_update_values(d, &bv, stream);
+  tfill_nan(b.val, nnz); /* the engine must be done reading the values */
+  memcpy(b.val, a->val, (size_t)nnz * sizeof(double));
+  tcsr_randomize_values(&b, seed);
+  CHECK(st == ELLR_OK, "%s: update_values: %s", name, ellr_last_error());
+  ref_values(ref, &b);
+  snprintf(uname, sizeof(uname), "%s (updated)", name);
+  check_all_products(uname, &b, ref, d, v, stream, seed + 1);
+  free(b.val);
+}
+
 /* Compressed rows (an MPI off-diagonal block's non-empty rows): the device products (every vector mode, chunk
    kernels too) equal the CPU engine's of the whole matrix; a values update goes through the compressed CSR. */
 static void check_compressed(const shape *sh, cudaStream_t stream)
@@ -361,7 +384,6 @@ static void check_compressed(const shape *sh, cudaStream_t stream)
     return;
   }
   vecs_init(&v, (size_t)(a->nrows > a->ncols ? a->nrows : a->ncols));
-  const int64_t nnz = tcsr_nnz(a);
   for (size_t k = 0; k < sizeof(cfg) / sizeof(cfg[0]); k++) {
     ellr_params p = {cfg[k][0], 0, cfg[k][1], cfg[k][2], cfg[k][3], 0.0, cfg[k][4], cfg[k][5]};
     snprintf(name, sizeof(name), "%s compressed (%d of %d rows) T=%d C=%d sort=%d/%d tune=%d pin=%d", sh->name, c.nrows, a->nrows, p.threads_per_row, p.slice_height, p.sort_rows, p.sort_window, p.tune, p.pin_host);
@@ -386,18 +408,7 @@ static void check_compressed(const shape *sh, cudaStream_t stream)
         check_all_products(name, a, &ref, d, &v, stream, 5200 + 10 * k);
         ellr_cuda_set_kopts(d, NULL);
       }
-      /* new values through the compressed CSR */
-      tcsr b = *a, bc = c;
-      b.val  = (double *)malloc((size_t)(nnz ? nnz : 1) * sizeof(double));
-      memcpy(b.val, a->val, (size_t)nnz * sizeof(double));
-      tcsr_randomize_values(&b, 5300 + k);
-      bc.val      = b.val;
-      ellr_csr bv = tcsr_view_compressed(&bc, rows, a->nrows);
-      st          = ellr_cuda_update_values(d, &bv, stream);
-      CHECK(st == ELLR_OK, "%s: update_values: %s", name, ellr_last_error());
-      ref_values(&ref, &b);
-      check_all_products(name, &b, &ref, d, &v, stream, 5400 + 10 * k);
-      free(b.val);
+      check_update(name, a, &c, rows, 1, &ref, d, &v, stream, 5300 + 10 * k);
       CHECK(ellr_cuda_destroy(d) == ELLR_OK, "%s: destroy: %s", name, ellr_last_error());
     }
     ellr_matrix_destroy(&ref);
@@ -422,7 +433,6 @@ static void check_families(const shape *sh, cudaStream_t stream)
     return;
   }
   vecs_init(&v, (size_t)(a->nrows > a->ncols ? a->nrows : a->ncols));
-  const int64_t nnz = tcsr_nnz(a);
   int           q   = 0;
   for (int f = 0; f < 3; f++)
     for (int comp = 0; comp < 2; comp++)
@@ -447,21 +457,7 @@ static void check_families(const shape *sh, cudaStream_t stream)
           CHECK(info.tuned && (p.family == ELLR_FAMILY_AUTO ? info.family != ELLR_FAMILY_AUTO : info.family == p.family) && (info.family != ELLR_FAMILY_IPCSR || info.csr_blocks > 0 || cv.nrows == 0), "%s: info: family %d, blocks %d", name, info.family, info.csr_blocks);
           check_all_products(name, a, &ref, d, &v, stream, 6000 + 10 * q);
           check_all_mixed(name, a, &ref, d, &v, stream, 6100 + 10 * q);
-          tcsr b = *a, bc = c;
-          b.val  = (double *)malloc((size_t)(nnz ? nnz : 1) * sizeof(double));
-          memcpy(b.val, a->val, (size_t)nnz * sizeof(double));
-          tcsr_randomize_values(&b, 6200 + q);
-          bc.val      = b.val;
-          ellr_csr bv = comp ? tcsr_view_compressed(&bc, rows, a->nrows) : tcsr_view(&b);
-          st          = ellr_cuda_update_values(d, &bv, stream);
-          tfill_nan(b.val, nnz); /* the engine must be done reading the values */
-          memcpy(b.val, a->val, (size_t)nnz * sizeof(double));
-          tcsr_randomize_values(&b, 6200 + q);
-          CHECK(st == ELLR_OK, "%s: update_values: %s", name, ellr_last_error());
-          ref_values(&ref, &b);
-          strncat(name, " (updated)", sizeof(name) - strlen(name) - 1);
-          check_all_products(name, &b, &ref, d, &v, stream, 6300 + 10 * q);
-          free(b.val);
+          check_update(name, a, &c, rows, comp, &ref, d, &v, stream, 6200 + 10 * q);
           CHECK(ellr_cuda_destroy(d) == ELLR_OK, "%s: destroy: %s", name, ellr_last_error());
         }
         ellr_matrix_destroy(&ref);

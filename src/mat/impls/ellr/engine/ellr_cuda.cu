@@ -77,7 +77,7 @@ struct ellr_cuda_matrix {
      kept as the storage, and the padded layout is freed */
   int          family;
   ellr_csr_dev csr;
-  int32_t     *d_rows; /* compressed rows in CSR order (CSR families) */
+  int32_t     *d_rows; /* compressed rows in CSR order (ellr_csr.rows) */
   ellr_cuda_info info;
 };
 
@@ -494,15 +494,20 @@ static ellr_status tune_exhaustive(ellr_cuda_matrix *d, const tune_ctx *c)
 
 /* Blocks whose storage is under twice the L2 cache: a product's time depends more on what the cache
    holds than on the options, and the trials would cost more than they can win. */
+/* An attribute of the current device, or fallback when the driver cannot say. */
+static int device_attr(cudaDeviceAttr attr, int fallback)
+{
+  int dev = 0, v = 0;
+  if (cudaGetDevice(&dev) != cudaSuccess || cudaDeviceGetAttribute(&v, attr, dev) != cudaSuccess) {
+    (void)cudaGetLastError();
+    return fallback;
+  }
+  return v;
+}
+
 static int large_enough_to_time(const ellr_cuda_matrix *d)
 {
-  int dev = 0, l2 = 0;
-  (void)cudaGetDevice(&dev);
-  if (cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, dev) != cudaSuccess) {
-    (void)cudaGetLastError();
-    l2 = 50 << 20;
-  }
-  return (double)d->plan.stats.bytes > 2.0 * (double)l2;
+  return (double)d->plan.stats.bytes > 2.0 * (double)device_attr(cudaDevAttrL2CacheSize, 50 << 20);
 }
 
 /* ELLR_TUNE_MODEL: T and block size are the model's (the plan's T from the mean row length, seed 003; 256
@@ -620,16 +625,10 @@ static ellr_status use_csr_family(ellr_cuda_matrix *d, int fam, cudaStream_t s)
    bcsstk matrices, nos3, mcfe, add32: 1.3-1.9x the sliced layout's product). */
 static int model_family(const ellr_cuda_matrix *d, int sliced_ok)
 {
-  const ellr_stats *st = &d->plan.stats;
-  int               dev = 0, sms = 0, per_sm = 0;
-  (void)cudaGetDevice(&dev);
-  if (cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess || cudaDeviceGetAttribute(&per_sm, cudaDevAttrMaxThreadsPerMultiProcessor, dev) != cudaSuccess) {
-    (void)cudaGetLastError();
-    sms    = 100;
-    per_sm = 2048;
-  }
+  const ellr_stats *st       = &d->plan.stats;
+  const double      resident = (double)device_attr(cudaDevAttrMultiProcessorCount, 100) * device_attr(cudaDevAttrMaxThreadsPerMultiProcessor, 2048);
   if (st->maxrowlen > 64 && st->maxrowlen > 8.0 * st->meanrowlen) return ELLR_FAMILY_IPCSR;
-  if (sliced_ok && st->fill <= 1.15 && 4.0 * (double)d->plan.nrows * d->plan.T >= (double)sms * per_sm) return ELLR_FAMILY_SLICED;
+  if (sliced_ok && st->fill <= 1.15 && 4.0 * (double)d->plan.nrows * d->plan.T >= resident) return ELLR_FAMILY_SLICED;
   return ELLR_FAMILY_CSR_VECTOR;
 }
 
@@ -898,12 +897,12 @@ static ellr_status create_device(ellr_cuda_matrix *d, const ellr_csr *a, cudaStr
 
   double t1 = ellr_wall_ms();
   TRY(ellr_cuda_plan_order(d->d_csr_rowptr, n, a->ncols, nnz, &d->params, s, pl, &d->dp));
-  TRY(ellr_cuda_plan_outrow(a->rows, a->nrows_out, s, pl, &d->dp));
-  const int family = d->params.family;
-  if (a->rows && n > 0 && family != ELLR_FAMILY_SLICED) { /* the CSR families map rows in CSR order */
+  if (a->rows && n > 0) { /* uploaded once: the sliced layout's row map is made from it, the CSR families use it as is */
     TRY(dalloc(&d->d_rows, (size_t)n, "the compressed rows"));
     TRY(upload(d->d_rows, a->rows, (size_t)n * sizeof(int32_t), s, "cudaMemcpyAsync (compressed rows)"));
   }
+  TRY(ellr_cuda_plan_outrow(d->d_rows, ellr_csr_rows_out(a), s, pl, &d->dp));
+  const int family = d->params.family;
   d->info.plan_parts_ms[0] = ellr_wall_ms() - t1;
   tune_key    key;
   tune_choice ch;
@@ -973,9 +972,9 @@ static size_t scratch_bytes(const ellr_cuda_matrix *d)
 static size_t device_bytes(const ellr_cuda_matrix *d)
 {
   const ellr_plan *pl = &d->plan;
-  size_t           b  = (size_t)d->cap_stored * 12 + (size_t)pl->nslices * pl->C * 4 + (d->dp.perm ? (size_t)pl->nrows * 4 : 0) + (d->dp.outrow ? (size_t)pl->nrows * 4 : 0) + ((size_t)pl->nslices + 1) * 8;
+  size_t           b  = (size_t)d->cap_stored * 12 + (size_t)pl->nslices * pl->C * 4 + (d->dp.perm ? (size_t)pl->nrows * 4 : 0) + (d->dp.outrow ? (size_t)pl->nrows * 4 : 0) + (d->d_rows ? (size_t)pl->nrows * 4 : 0) + ((size_t)pl->nslices + 1) * 8;
   b += (size_t)d->cap_items * sizeof(int2) + (size_t)d->cap_split * 4;
-  if (d->family != ELLR_FAMILY_SLICED) b += ((size_t)pl->nrows + 1) * 4 + (size_t)d->nnz * 12 + (d->d_rows ? (size_t)pl->nrows * 4 : 0) + (d->csr.blocks ? ((size_t)d->csr.nblocks + 1) * 4 : 0);
+  if (d->family != ELLR_FAMILY_SLICED) b += ((size_t)pl->nrows + 1) * 4 + (size_t)d->nnz * 12 + (d->csr.blocks ? ((size_t)d->csr.nblocks + 1) * 4 : 0);
   return b + scratch_bytes(d);
 }
 

@@ -262,31 +262,23 @@ ellr_status ellr_cuda_plan_geometry(const int32_t *d_rowptr, int T, const ellr_p
   return ELLR_OK;
 }
 
-/* outrow[i] = rows[perm[i]] (in place: outrow holds rows on entry when there is no permutation). */
+/* outrow[i] = rows[perm[i]] (rows[i] when rows keep their order). */
 __global__ void ellr_kernel_outrow(int32_t n, const int32_t *__restrict__ perm, const int32_t *__restrict__ rows, int32_t *outrow)
 {
   const int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-  if (i < n && perm) outrow[i] = rows[perm[i]];
+  if (i < n) outrow[i] = rows[perm ? perm[i] : i];
 }
 
-ellr_status ellr_cuda_plan_outrow(const int32_t *rows, int32_t nrows_out, cudaStream_t s, ellr_plan *pl, ellr_dplan *dp)
+ellr_status ellr_cuda_plan_outrow(const int32_t *d_rows, int32_t nrows_out, cudaStream_t s, ellr_plan *pl, ellr_dplan *dp)
 {
   const int32_t n = pl->nrows;
-  pl->nrows_out   = rows ? nrows_out : n;
-  if (!rows || n == 0) return ELLR_OK;
-  int32_t *d_rows = NULL;
+  pl->nrows_out   = nrows_out;
+  if (!d_rows || n == 0) return ELLR_OK;
   TRY(dalloc(&dp->outrow, (size_t)n, "the row map"));
-  if (dp->perm) TRY(salloc(&d_rows, (size_t)n, s, "the compressed rows"));
-  ellr_status st = ELLR_OK;
-  cudaError_t e  = cudaMemcpyAsync(dp->perm ? d_rows : dp->outrow, rows, (size_t)n * sizeof(int32_t), cudaMemcpyHostToDevice, s);
-  if (e != cudaSuccess) st = cu_err(e, "cudaMemcpyAsync (compressed rows)", __LINE__);
-  if (!st && dp->perm) {
-    ellr_kernel_outrow<<<(unsigned)((n + 255) / 256), 256, 0, s>>>(n, dp->perm, d_rows, dp->outrow);
-    if ((e = cudaGetLastError()) != cudaSuccess) st = cu_err(e, "ellr_kernel_outrow", __LINE__);
-  }
-  if (d_rows) sfree(&d_rows, s);
-  if (!st && (e = cudaStreamSynchronize(s)) != cudaSuccess) st = cu_err(e, "cudaStreamSynchronize (row map)", __LINE__);
-  return st;
+  ellr_kernel_outrow<<<(unsigned)((n + 255) / 256), 256, 0, s>>>(n, dp->perm, d_rows, dp->outrow);
+  CU(cudaGetLastError());
+  CU(cudaStreamSynchronize(s));
+  return ELLR_OK;
 }
 
 ellr_status ellr_cuda_plan_free(ellr_dplan *dp)

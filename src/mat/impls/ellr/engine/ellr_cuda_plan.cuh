@@ -34,10 +34,10 @@ ellr_status ellr_cuda_plan_order(const int32_t *d_rowptr, int32_t nrows, int32_t
    storage would exceed p->max_fill (as the host plan).  Returns with s synchronized. */
 ellr_status ellr_cuda_plan_geometry(const int32_t *d_rowptr, int T, const ellr_params *p, cudaStream_t s, ellr_plan *pl, ellr_dplan *dp);
 
-/* Compressed rows (host array rows[nrows], checked by the caller): uploads them and maps the stored rows to
-   the rows of y (dp->outrow); sets pl->nrows_out.  Without rows (NULL), only pl->nrows_out = nrows.  After
+/* Compressed rows (device array d_rows[nrows], checked by the caller on the host): maps the stored rows to the
+   rows of y (dp->outrow); sets pl->nrows_out (nrows without compressed rows, when d_rows is NULL).  After
    ellr_cuda_plan_order.  Returns with s synchronized. */
-ellr_status ellr_cuda_plan_outrow(const int32_t *rows, int32_t nrows_out, cudaStream_t s, ellr_plan *pl, ellr_dplan *dp);
+ellr_status ellr_cuda_plan_outrow(const int32_t *d_rows, int32_t nrows_out, cudaStream_t s, ellr_plan *pl, ellr_dplan *dp);
 
 /* Frees dp's device arrays (not pl: ellr_plan_destroy frees the host copy). */
 ellr_status ellr_cuda_plan_free(ellr_dplan *dp);
