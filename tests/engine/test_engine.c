@@ -4,7 +4,7 @@
   Random CSR matrices of odd shapes x layout parameters -> ellr_cpu_mult / ellr_cpu_mult_transpose
   (with and without z, z aliasing y), compared with a CSR reference; outputs are poisoned (NaN)
   before each product.  Also: the values-only refill, the plan's statistics against brute-force
-  counts, the layout itself (every entry where ellr_pos says, padding column 0 / value 0), and
+  counts, the layout itself (every entry where ellr_pos says, padding column -1 / value 0, 16-bit column offsets exactly where a slice's span allows), and
   the error paths.  Prints a few summary lines and "test_engine: N checks passed".
 */
 #include <math.h>
@@ -124,7 +124,26 @@ static void check_plan(const char *name, const tcsr *a, const ellr_params *p, co
   CHECK(pl->stats.niter == brute_niter(slen, n, T), "%s: niter %lld vs %lld", name, (long long)pl->stats.niter, (long long)brute_niter(slen, n, T));
   CHECK(pl->stats.niter_unsorted == brute_niter(len, n, T), "%s: niter_unsorted", name);
 
-  /* the layout: each entry at ellr_pos, padding column 0 and value 0.0 */
+  /* the column indices: a slice is packed (16-bit offsets from its smallest column) exactly when index_bits
+     is automatic and its span fits; its words as ELLR_COLS_SLICE_WORDS says */
+  int     pk_ok = 1, npacked = 0;
+  int64_t words = 0;
+  for (int32_t s = 0; s < nslices; s++) {
+    int32_t lo = INT32_MAX, hi = -1;
+    for (int32_t i = s * C; i < n && i < (s + 1) * C; i++)
+      for (int32_t k = 0; k < slen[i]; k++) {
+        const int32_t c = a->colidx[a->rowptr[perm[i]] + k];
+        lo              = c < lo ? c : lo;
+        hi              = c > hi ? c : hi;
+      }
+    const int packed = p->index_bits == 0 && (hi < 0 || hi - lo <= 65534);
+    pk_ok &= m->cols.base[s] == (packed ? (hi < 0 ? 0 : lo) : -1) && m->cols.start[s] == words;
+    npacked += packed;
+    words += ((packed ? 1 : 2) * (pl->slice_start[s + 1] - pl->slice_start[s]) + 31) / 32 * 32;
+  }
+  CHECK(pk_ok && m->cols.start[nslices] == words && pl->stats.packed_slices == npacked && pl->stats.index_bytes == (size_t)words * 2, "%s: column packing (%d packed slices, want %d; %zu index bytes, want %lld)", name, pl->stats.packed_slices, npacked, pl->stats.index_bytes, (long long)words * 2);
+
+  /* the layout: each entry at ellr_pos, padding column -1 and value 0.0 */
   char *hit = (char *)calloc((size_t)nstored + 1, 1);
   int   lay_ok = 1;
   for (int32_t i = 0; i < n; i++) {
@@ -135,12 +154,18 @@ static void check_plan(const char *name, const tcsr *a, const ellr_params *p, co
       lay_ok &= ps == ellr_pos(pl, i, k) && ps < nstored && !hit[ps];
       if (ps < nstored) {
         hit[ps] = 1;
-        lay_ok &= m->col[ps] == a->colidx[a->rowptr[r] + k] && m->val[ps] == a->val[a->rowptr[r] + k];
+        lay_ok &= ellr_matrix_col(m, i, ps) == a->colidx[a->rowptr[r] + k] && m->val[ps] == a->val[a->rowptr[r] + k];
       }
     }
   }
-  for (int64_t q = 0; q < nstored; q++)
-    if (!hit[q]) lay_ok &= m->col[q] == 0 && m->val[q] == 0.0;
+  for (int32_t s = 0; s < nslices; s++) {
+    const int32_t width = (int32_t)((pl->slice_start[s + 1] - pl->slice_start[s]) / C);
+    for (int32_t i = s * C; i < (s + 1) * C; i++)
+      for (int32_t k = 0; k < width; k++) {
+        const int64_t ps = ellr_pos(pl, i, k);
+        if (!hit[ps]) lay_ok &= ellr_matrix_col(m, i, ps) == -1 && m->val[ps] == 0.0;
+      }
+  }
   CHECK(lay_ok, "%s: layout positions/padding", name);
   free(hit);
   free(len);
@@ -235,9 +260,10 @@ static void run_shape(shape *sh, int *nconfigs)
   for (size_t it = 0; it < sizeof(Ts) / sizeof(Ts[0]); it++)
     for (size_t ic = 0; ic < sizeof(Cs) / sizeof(Cs[0]); ic++)
       for (size_t is = 0; is < sizeof(sorts) / sizeof(sorts[0]); is++) {
-        ellr_params p = {Ts[it], 0, Cs[ic], sorts[is][0], sorts[is][1], 0.0, 0, 0, 0};
+        ellr_params p = {Ts[it], 0, Cs[ic], sorts[is][0], sorts[is][1], 0.0, 0, 0, 0, 0};
+        p.index_bits  = (it + ic + is) % 2 ? 32 : 0; /* 16-bit offsets where they fit, or 32-bit indices everywhere */
         ellr_matrix m;
-        snprintf(name, sizeof(name), "%s T=%d C=%d sort=%d window=%d", sh->name, p.threads_per_row, p.slice_height, p.sort_rows, p.sort_window);
+        snprintf(name, sizeof(name), "%s T=%d C=%d sort=%d window=%d bits=%d", sh->name, p.threads_per_row, p.slice_height, p.sort_rows, p.sort_window, p.index_bits ? 32 : 16);
         ellr_csr    v  = tcsr_view(&sh->a);
         ellr_status st = ellr_matrix_create(&v, &p, &m);
         CHECK(st == ELLR_OK, "%s: create failed (%d: %s)", name, st, ellr_last_error());
@@ -274,7 +300,7 @@ static void check_compressed(const shape *sh)
     return;
   }
   for (size_t k = 0; k < sizeof(cfg) / sizeof(cfg[0]); k++) {
-    ellr_params p = {cfg[k][0], 0, cfg[k][1], cfg[k][2], cfg[k][3], 0.0, 0, 0, 0};
+    ellr_params p = {cfg[k][0], 0, cfg[k][1], cfg[k][2], cfg[k][3], 0.0, 0, 0, 0, 0};
     ellr_matrix m;
     ellr_csr    v = tcsr_view_compressed(&c, rows, sh->a.nrows);
     snprintf(name, sizeof(name), "%s compressed (%d of %d rows) T=%d C=%d sort=%d/%d", sh->name, c.nrows, sh->a.nrows, p.threads_per_row, p.slice_height, p.sort_rows, p.sort_window);
@@ -301,7 +327,7 @@ static void check_compressed(const shape *sh)
     int32_t     t = rows[0];
     rows[0]       = rows[1];
     ellr_csr    v = tcsr_view_compressed(&c, rows, sh->a.nrows);
-    ellr_params p = {1, 0, 0, 0, 0, 0.0, 0, 0, 0};
+    ellr_params p = {1, 0, 0, 0, 0, 0.0, 0, 0, 0, 0};
     ellr_status st = ellr_matrix_create(&v, &p, &m);
     CHECK(st == ELLR_ERR_ARG && strstr(ellr_last_error(), "increase strictly"), "%s: unordered compressed rows: %d '%s'", sh->name, st, ellr_last_error());
     rows[0] = t;
@@ -325,31 +351,32 @@ static void check_errors(void)
   ellr_csr v = tcsr_view(&a);
 
   ellr_params bad[] = {
-    {3, 0, 0, 0, 0, 0.0, 0, 0, 0},  {64, 0, 0, 0, 0, 0.0, 0, 0, 0}, {-1, 0, 0, 0, 0, 0.0, 0, 0, 0}, {1, 33, 0, 0, 0, 0.0, 0, 0, 0},
-    {1, 2048, 0, 0, 0, 0.0, 0, 0, 0}, {1, 0, -1, 0, 0, 0.0, 0, 0, 0}, {1, 0, 0, 1, -4, 0.0, 0, 0, 0}, {1, 0, 0, 0, 0, 0.0, 3, 0, 0}, {1, 0, 0, 0, 0, 0.0, 0, 0, 7},
+    {3, 0, 0, 0, 0, 0.0, 0, 0, 0, 0},  {64, 0, 0, 0, 0, 0.0, 0, 0, 0, 0}, {-1, 0, 0, 0, 0, 0.0, 0, 0, 0, 0}, {1, 33, 0, 0, 0, 0.0, 0, 0, 0, 0},
+    {1, 2048, 0, 0, 0, 0.0, 0, 0, 0, 0}, {1, 0, -1, 0, 0, 0.0, 0, 0, 0, 0}, {1, 0, 0, 1, -4, 0.0, 0, 0, 0, 0}, {1, 0, 0, 0, 0, 0.0, 3, 0, 0, 0}, {1, 0, 0, 0, 0, 0.0, 0, 0, 7, 0},
+    {1, 0, 0, 0, 0, 0.0, 0, 0, 0, 16},
   };
-  const char *what[] = {"threads per row 3", "threads per row 64", "threads per row -1", "block size 33", "block size 2048", "slice height -1", "sort window -4", "tune mode 3", "kernel family 7"};
+  const char *what[] = {"threads per row 3", "threads per row 64", "threads per row -1", "block size 33", "block size 2048", "slice height -1", "sort window -4", "tune mode 3", "kernel family 7", "index bits 16"};
   for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
     st = ellr_plan_create(&v, &bad[i], &pl);
     CHECK(st == ELLR_ERR_ARG && contains(ellr_last_error(), what[i]), "bad param %zu: status %d, message '%s'", i, st, ellr_last_error());
     CHECK(pl.slice_start == NULL && pl.rowlen == NULL && pl.perm == NULL, "bad param %zu: plan not cleared", i);
     st = ellr_matrix_create(&v, &bad[i], &m);
-    CHECK(st == ELLR_ERR_ARG && m.col == NULL && m.val == NULL, "bad param %zu through matrix_create: %d", i, st);
+    CHECK(st == ELLR_ERR_ARG && m.cols.words == NULL && m.val == NULL, "bad param %zu through matrix_create: %d", i, st);
   }
   /* max_fill exceeded: refused in the plan (storage bytes against CSR's, above a 1 MB floor), with
      the ratio and the limit in the message; a 20000-row matrix with one dense row would pad to 4.8 GB */
   tcsr big;
   tcsr_random(&big, 20000, 20000, 1.0, 0.0, 7, 21);
   ellr_csr    vbig = tcsr_view(&big);
-  ellr_params pf   = {1, 0, 0, 0, 0, 2.0, 0, 0, 0};
+  ellr_params pf   = {1, 0, 0, 0, 0, 2.0, 0, 0, 0, 0};
   st               = ellr_plan_create(&vbig, &pf, &pl);
   CHECK(st == ELLR_ERR_FILL && contains(ellr_last_error(), "times the") && contains(ellr_last_error(), "max fill 2"), "max_fill: status %d, message '%s'", st, ellr_last_error());
   CHECK(pl.slice_start == NULL && pl.rowlen == NULL, "max_fill: plan not cleared");
   printf("max_fill refusal: %s\n", ellr_last_error());
   st = ellr_matrix_create(&vbig, &pf, &m);
-  CHECK(st == ELLR_ERR_FILL && m.col == NULL, "max_fill via matrix_create: %d", st);
+  CHECK(st == ELLR_ERR_FILL && m.cols.words == NULL, "max_fill via matrix_create: %d", st);
   /* ... and is accepted in slices of one row (no padding) */
-  ellr_params pf32 = {1, 0, 1, 1, 0, 2.0, 0, 0, 0};
+  ellr_params pf32 = {1, 0, 1, 1, 0, 2.0, 0, 0, 0, 0};
   st               = ellr_plan_create(&vbig, &pf32, &pl);
   CHECK(st == ELLR_OK, "max_fill with sorted slices: %d '%s'", st, ellr_last_error());
   if (!st) ellr_plan_destroy(&pl);
@@ -359,7 +386,7 @@ static void check_errors(void)
   if (!st) ellr_plan_destroy(&pl);
   tcsr_free(&big);
   /* the same matrix fits once sorted into slices of 1 (no padding at all) */
-  ellr_params ps = {1, 0, 1, 1, 0, 1.0, 0, 0, 0};
+  ellr_params ps = {1, 0, 1, 1, 0, 1.0, 0, 0, 0, 0};
   st = ellr_plan_create(&v, &ps, &pl);
   CHECK(st == ELLR_OK && pl.stats.nstored == pl.stats.nnz, "slice height 1 has no padding: %d", st);
   if (!st) ellr_plan_destroy(&pl);
@@ -367,7 +394,7 @@ static void check_errors(void)
   int32_t rp_bad0[] = {1, 2, 3}, rp_dec[] = {0, 2, 1}, ci[] = {0, 1, 0};
   double  vv[]      = {1, 2, 3};
   ellr_csr    c1 = {2, 2, rp_bad0, ci, vv, NULL, 0}, c2 = {2, 2, rp_dec, ci, vv, NULL, 0}, c3 = {-1, 2, rp_dec, ci, vv, NULL, 0}, c4 = {2, 2, NULL, ci, vv, NULL, 0};
-  ellr_params p0 = {1, 0, 0, 0, 0, 0.0, 0, 0, 0};
+  ellr_params p0 = {1, 0, 0, 0, 0, 0.0, 0, 0, 0, 0};
   CHECK(ellr_plan_create(&c1, &p0, &pl) == ELLR_ERR_ARG && contains(ellr_last_error(), "start at 0"), "rowptr[0] != 0: '%s'", ellr_last_error());
   CHECK(ellr_plan_create(&c2, &p0, &pl) == ELLR_ERR_ARG && contains(ellr_last_error(), "decrease at row 1"), "decreasing rowptr: '%s'", ellr_last_error());
   CHECK(ellr_plan_create(&c3, &p0, &pl) == ELLR_ERR_ARG && contains(ellr_last_error(), "negative"), "negative size: '%s'", ellr_last_error());
@@ -405,6 +432,7 @@ int main(void)
   ADD("random 129x129", tcsr_random(&sh[ns].a, 129, 129, 40, 0.0, -1, 12));
   ADD("3d7 N=5", tcsr_stencil_3d7(&sh[ns].a, 5));
   ADD("2d5 N=9", tcsr_stencil_2d5(&sh[ns].a, 9));
+  ADD("16-bit spans 61", tcsr_spans(&sh[ns].a, 61, 15));
 
   for (int s = 0; s < ns; s++) {
     const long before = g_checks, fb = g_failed;

@@ -234,7 +234,8 @@ static void run_shape(shape *sh, int quick, cudaStream_t stream, long *ncreated)
         ellr_params p = {Ts[it], BSs[k % 7], Cs[ic], sorts[is][0], sorts[is][1], 0.0, 0, 0};
         p.tune        = k % 3;     /* model, exhaustive, none */
         p.pin_host    = (k / 3) % 2; /* page-locked CSR or not */
-        snprintf(name, sizeof(name), "%s T=%d BS=%d C=%d sort=%d/%d tune=%d pin=%d", sh->name, p.threads_per_row, p.block_size, p.slice_height, p.sort_rows, p.sort_window, p.tune, p.pin_host);
+        p.index_bits  = (k / 6) % 2 ? 32 : 0; /* 16-bit column offsets where a slice's span allows, or 32-bit everywhere */
+        snprintf(name, sizeof(name), "%s T=%d BS=%d C=%d sort=%d/%d tune=%d pin=%d bits=%d", sh->name, p.threads_per_row, p.block_size, p.slice_height, p.sort_rows, p.sort_window, p.tune, p.pin_host, p.index_bits ? 32 : 16);
         ellr_csr    av = tcsr_view(a);
         ellr_matrix ref;
         ellr_status st = ellr_matrix_create(&av, &p, &ref);
@@ -266,8 +267,8 @@ static void run_shape(shape *sh, int quick, cudaStream_t stream, long *ncreated)
            cache gave another T) */
         if (info.plan && info.plan->T == ref.plan.T) {
           const ellr_plan *g = info.plan, *h = &ref.plan;
-          int              same = g->nrows == h->nrows && g->ncols == h->ncols && g->C == h->C && g->nslices == h->nslices && g->sorted == h->sorted && g->stats.nnz == h->stats.nnz && g->stats.nstored == h->stats.nstored && g->stats.bytes == h->stats.bytes && g->stats.maxrowlen == h->stats.maxrowlen && g->stats.nonempty_rows == h->stats.nonempty_rows && g->stats.niter == h->stats.niter && g->stats.niter_unsorted == h->stats.niter_unsorted && g->slice_start && !memcmp(g->slice_start, h->slice_start, ((size_t)h->nslices + 1) * sizeof(int64_t));
-          CHECK(same, "%s: the GPU plan differs from the host plan: nstored %lld/%lld niter %lld/%lld unsorted %lld/%lld max %d/%d nonempty %d/%d bytes %zu/%zu", name, (long long)g->stats.nstored, (long long)h->stats.nstored, (long long)g->stats.niter, (long long)h->stats.niter, (long long)g->stats.niter_unsorted, (long long)h->stats.niter_unsorted, g->stats.maxrowlen, h->stats.maxrowlen, g->stats.nonempty_rows, h->stats.nonempty_rows, g->stats.bytes, h->stats.bytes);
+          int              same = g->nrows == h->nrows && g->ncols == h->ncols && g->C == h->C && g->nslices == h->nslices && g->sorted == h->sorted && g->stats.nnz == h->stats.nnz && g->stats.nstored == h->stats.nstored && g->stats.bytes == h->stats.bytes && g->stats.maxrowlen == h->stats.maxrowlen && g->stats.nonempty_rows == h->stats.nonempty_rows && g->stats.niter == h->stats.niter && g->stats.niter_unsorted == h->stats.niter_unsorted && g->stats.packed_slices == h->stats.packed_slices && g->stats.index_bytes == h->stats.index_bytes && g->slice_start && !memcmp(g->slice_start, h->slice_start, ((size_t)h->nslices + 1) * sizeof(int64_t));
+          CHECK(same, "%s: the GPU plan differs from the host plan: packed slices %d/%d index bytes %zu/%zu nstored %lld/%lld niter %lld/%lld unsorted %lld/%lld max %d/%d nonempty %d/%d bytes %zu/%zu", name, g->stats.packed_slices, h->stats.packed_slices, g->stats.index_bytes, h->stats.index_bytes, (long long)g->stats.nstored, (long long)h->stats.nstored, (long long)g->stats.niter, (long long)h->stats.niter, (long long)g->stats.niter_unsorted, (long long)h->stats.niter_unsorted, g->stats.maxrowlen, h->stats.maxrowlen, g->stats.nonempty_rows, h->stats.nonempty_rows, g->stats.bytes, h->stats.bytes);
         }
         CHECK(p.pin_host || info.pinned_bytes == 0, "%s: page-locked without pin_host", name);
 
@@ -621,6 +622,7 @@ int main(int argc, char **argv)
   ADD("3d27 N=7", tcsr_stencil_3d27(&sh[ns].a, 7));
   ADD("long rows 40x9000", tcsr_random(&sh[ns].a, 40, 9000, 3000, 0.2, 3, 13)); /* every row past IPCSR's long-row limit, some empty, one dense */
   ADD("short and long 5000", tcsr_powerlaw(&sh[ns].a, 5000, 20000, 1.0, 1.2, 16000, 14));
+  ADD("16-bit spans 3001", tcsr_spans(&sh[ns].a, 3001, 15)); /* packed and 32-bit slices side by side, spans at the limit */
 
   const int ndev = ellr_cuda_device_count();
   printf("CUDA devices: %d%s\n", ndev, quick ? " (quick)" : "");

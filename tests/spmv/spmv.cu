@@ -259,8 +259,8 @@ static std::string describe(ellr_cuda_matrix *d)
     snprintf(b, sizeof(b), "%s T=%d%s%s", info.family == ELLR_FAMILY_IPCSR ? "ipcsr" : "csr-vector", info.csr_T, info.family == ELLR_FAMILY_IPCSR ? (" blocks=" + std::to_string(info.csr_blocks)).c_str() : "", info.family_ms[0] > 0 ? " (auto)" : "");
     return b;
   }
-  snprintf(b, sizeof(b), "T=%d BS=%d C=%d %s %s%s%s fill %.2f", info.threads_per_row, info.block_size, info.plan->C, ko.kernel == 2 ? "chunks" : "rows", ko.uselen ? "len" : "width", ko.loads ? " ldcs" : "",
-           ko.kernel == 2 ? (ko.chunk == 2147483647 ? " J=inf" : (" J=" + std::to_string(ko.chunk)).c_str()) : "", info.plan->stats.fill);
+  snprintf(b, sizeof(b), "T=%d BS=%d C=%d %s %s%s%s fill %.2f idx16 %d/%d", info.threads_per_row, info.block_size, info.plan->C, ko.kernel == 2 ? "chunks" : "rows", ko.uselen ? "len" : "width", ko.loads ? " ldcs" : "",
+           ko.kernel == 2 ? (ko.chunk == 2147483647 ? " J=inf" : (" J=" + std::to_string(ko.chunk)).c_str()) : "", info.plan->stats.fill, info.plan->stats.packed_slices, info.plan->nslices);
   return b;
 }
 
@@ -362,7 +362,9 @@ struct engine_format {
 static const engine_format g_engine_formats[] = {
   /* name     T  BS  C   sort window max_fill tune pin_host (page-locked, as the PETSc binding by default)
      max_fill 20: refuse storage of more than 20x CSR's bytes (plain ELLPACK-R of skewed rows) */
-  {"ELLR-T", {0, 0, 0, 0, 0, 20.0, 0, 1}, NULL, 1}, /* plain ELLPACK-R */
+  {"ELLR-T", {0, 0, 0, 0, 0, 20.0, 0, 1}, NULL, 1}, /* plain ELLPACK-R (one slice: 16-bit column offsets only under 65535 columns) */
+  {"ELLR-T C=32", {0, 0, 32, 0, 0, 20.0, 0, 1}, NULL, 0},                         /* slices of 32 rows in their own order, 16-bit offsets where they fit */
+  {"ELLR-T C=32 idx32", {0, 0, 32, 0, 0, 20.0, 0, 1, ELLR_FAMILY_SLICED, 32}, NULL, 0}, /* the same with 32-bit indices everywhere */
   {"PELLR", {0, 0, 32, 1, 0, 20.0, 0, 1}, NULL, 1}, /* rows sorted by length, slices of 32 */
   {"CSR-vector", {0, 0, 32, 1, 0, 0.0, 0, 1, ELLR_FAMILY_CSR_VECTOR}, NULL, 0}, /* seed 003 on the CSR arrays */
   {"IPCSR", {0, 0, 32, 1, 0, 0.0, 0, 1, ELLR_FAMILY_IPCSR}, NULL, 0},           /* seed 004 on the CSR arrays */
@@ -372,7 +374,7 @@ static const engine_format g_engine_formats[] = {
 /* The bytes of storage a product reads: the padded layout, or the CSR arrays for the CSR families. */
 static size_t engine_bytes(const ellr_cuda_info &info, const tcsr *a)
 {
-  if (info.family == ELLR_FAMILY_SLICED) return info.plan->stats.bytes;
+  if (info.family == ELLR_FAMILY_SLICED) return ellr_stored_bytes(&info.plan->stats);
   return (size_t)tcsr_nnz(a) * 12 + ((size_t)a->nrows + 1) * 4 + (info.family == ELLR_FAMILY_IPCSR ? ((size_t)info.csr_blocks + 1) * 4 : 0);
 }
 
@@ -432,7 +434,7 @@ static double bench_engine(const char *fmt, const bench_matrix &m, ellr_params p
       if (ellr_cuda_set_kopts(d, &kv[k])) continue;
       double ms2 = time_engine(d, a, dx, dy, ref, &err);
       ellr_cuda_get_info(d, &info);
-      record(m, (std::string(fmt) + " sweep").c_str(), describe(d), ms2, info.device_bytes, info.plan->stats.bytes, 0, err);
+      record(m, (std::string(fmt) + " sweep").c_str(), describe(d), ms2, info.device_bytes, ellr_stored_bytes(&info.plan->stats), 0, err);
     }
     ellr_cuda_destroy(d);
   }

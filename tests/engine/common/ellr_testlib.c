@@ -274,6 +274,28 @@ int tcsr_stencil_3d7(tcsr *a, int32_t N) { return stencil(a, N, 3, 0); }
 int tcsr_stencil_3d27(tcsr *a, int32_t N) { return stencil(a, N, 3, 1); }
 int tcsr_stencil_2d5(tcsr *a, int32_t N) { return stencil(a, N, 2, 0); }
 
+int tcsr_spans(tcsr *a, int32_t nrows, uint64_t seed)
+{
+  static const int32_t spans[5] = {0, 65533, 65534, 65535, 100000};
+  const int32_t        ncols    = 300000;
+  uint64_t             rng      = seed ^ 0x5A5A5A5A1234ull;
+  if (tcsr_alloc(a, nrows, ncols, 2 * (int64_t)nrows)) return 1;
+  int64_t nz = 0;
+  for (int32_t i = 0; i < nrows; i++) {
+    if (i % 6 != 5) {
+      const int32_t span = spans[i % 5], c0 = (int32_t)trng_below(&rng, ncols - 100001);
+      a->colidx[nz]   = c0;
+      a->val[nz++]    = trng_value(&rng);
+      if (span) {
+        a->colidx[nz] = c0 + span;
+        a->val[nz++]  = trng_value(&rng);
+      }
+    }
+    a->rowptr[i + 1] = (int32_t)nz;
+  }
+  return 0;
+}
+
 void tcsr_randomize_values(tcsr *a, uint64_t seed)
 {
   uint64_t      rng = seed ^ 0xABCDEF12345ull;

@@ -52,6 +52,9 @@ int tcsr_powerlaw(tcsr *a, int32_t nrows, int32_t ncols, double xmin, double alp
 int tcsr_stencil_3d7(tcsr *a, int32_t N);
 int tcsr_stencil_3d27(tcsr *a, int32_t N);
 int tcsr_stencil_2d5(tcsr *a, int32_t N);
+/* Column spans at the 16-bit offsets' limit: row i holds {c0, c0 + span} with span cycling through 0, 65533,
+   65534 (the limit), 65535, 100000, and every 6th row empty; c0 random.  300000 columns. */
+int tcsr_spans(tcsr *a, int32_t nrows, uint64_t seed);
 /* Replaces all values by new random ones (same pattern). */
 void tcsr_randomize_values(tcsr *a, uint64_t seed);
 

@@ -35,7 +35,7 @@ PetscErrorCode MatELLRSettingsDefault(MatELLRFormat format, MatELLRSettings *s)
 PetscErrorCode MatELLRSettingsFromOptions(Mat A, MatELLROptionItems PetscOptionsObject, MatELLRSettings *s)
 {
   PetscInt    T = s->eng.threads_per_row, bs = s->eng.block_size, C = s->eng.slice_height, window = s->eng.sort_window;
-  PetscBool   sort = s->eng.sort_rows ? PETSC_TRUE : PETSC_FALSE, verify = s->verify, pin = s->eng.pin_host ? PETSC_TRUE : PETSC_FALSE;
+  PetscBool   sort = s->eng.sort_rows ? PETSC_TRUE : PETSC_FALSE, verify = s->verify, pin = s->eng.pin_host ? PETSC_TRUE : PETSC_FALSE, idx16 = s->eng.index_bits == 32 ? PETSC_FALSE : PETSC_TRUE;
   PetscEnum   tune = (PetscEnum)s->eng.tune, kernel = (PetscEnum)s->eng.family;
   PetscReal   max_fill = s->eng.max_fill;
   PetscEnum   backend  = (PetscEnum)s->backend;
@@ -52,6 +52,7 @@ PetscErrorCode MatELLRSettingsFromOptions(Mat A, MatELLROptionItems PetscOptions
   PetscCall(PetscOptionsReal("-mat_ellr_max_fill", "Refuse storage of more than this many times CSR's bytes; 0 = no limit", "MATELLR", max_fill, &max_fill, NULL));
   PetscCall(PetscOptionsEnum("-mat_ellr_tune", "How the GPU kernel's parameters left at 0 are picked: model (row statistics; at most 3 timed products, on large blocks only), exhaustive (timed search) or none (the model, untimed)", "MATELLR", MatELLRTuneModes, tune, &tune, NULL));
   PetscCall(PetscOptionsEnum("-mat_ellr_kernel", "GPU kernel family: sliced (the ELLPACK-R layout), auto (chosen per matrix: sliced, or a CSR kernel where faster), csr_vector (seed 003) or ipcsr (seed 004) on the CSR arrays", "MATELLR", MatELLRKernels, kernel, &kernel, NULL));
+  PetscCall(PetscOptionsBool("-mat_ellr_index16", "Store 16-bit column offsets from a per-slice base in every slice whose columns span under 65535 (10 bytes per entry instead of 12); false: 32-bit indices everywhere", "MATELLR", idx16, &idx16, NULL));
   PetscCall(PetscOptionsBool("-mat_ellr_pin_host", "Page-lock the CSR arrays while the pattern lives, so that uploads and value refreshes run at the link's speed", "MATELLR", pin, &pin, NULL));
   PetscCall(PetscOptionsBool("-mat_ellr_verify", "Check every GPU product against the CPU engine (slow; for debugging)", "MATELLR", verify, &verify, NULL));
   PetscOptionsHeadEnd();
@@ -74,6 +75,7 @@ PetscErrorCode MatELLRSettingsFromOptions(Mat A, MatELLROptionItems PetscOptions
   s->eng.tune            = (int)tune;
   s->eng.pin_host        = pin ? 1 : 0;
   s->eng.family          = (int)kernel;
+  s->eng.index_bits      = idx16 ? 0 : 32;
   PetscFunctionReturn(0);
 }
 
@@ -95,7 +97,7 @@ PetscErrorCode MatELLRSettingsFromOptionsDatabase(Mat A, MatELLRSettings *s)
 
 PetscBool MatELLRSettingsEqual(const MatELLRSettings *a, const MatELLRSettings *b)
 {
-  return (PetscBool)(a->format == b->format && a->backend == b->backend && a->eng.threads_per_row == b->eng.threads_per_row && a->eng.block_size == b->eng.block_size && a->eng.slice_height == b->eng.slice_height && a->eng.sort_rows == b->eng.sort_rows && a->eng.sort_window == b->eng.sort_window && a->eng.max_fill == b->eng.max_fill && a->eng.tune == b->eng.tune && a->eng.pin_host == b->eng.pin_host && a->eng.family == b->eng.family && a->verify == b->verify && a->nonempty_rows == b->nonempty_rows);
+  return (PetscBool)(a->format == b->format && a->backend == b->backend && a->eng.threads_per_row == b->eng.threads_per_row && a->eng.block_size == b->eng.block_size && a->eng.slice_height == b->eng.slice_height && a->eng.sort_rows == b->eng.sort_rows && a->eng.sort_window == b->eng.sort_window && a->eng.max_fill == b->eng.max_fill && a->eng.tune == b->eng.tune && a->eng.pin_host == b->eng.pin_host && a->eng.family == b->eng.family && a->eng.index_bits == b->eng.index_bits && a->verify == b->verify && a->nonempty_rows == b->nonempty_rows);
 }
 
 #if defined(PETSCELLR_HAVE_CUDA) && !defined(PETSCELLR_PETSC_HAS_CUDA)

@@ -33,6 +33,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -69,6 +70,9 @@ typedef struct {
                              ellr_cuda_unpin_host or destroy: copies run at the link's speed; the caller
                              promises not to free them meanwhile */
   int    family;          /* GPU: ELLR_FAMILY_* (below); the CPU backend always uses the sliced layout */
+  int    index_bits;      /* column indices of the sliced layout: 0 = automatic, 16-bit offsets from a per-slice
+                             base in every slice whose columns span at most ELLR_COL16_SPAN (10 bytes per entry
+                             instead of 12), 32-bit indices in the others; 32 = 32-bit indices everywhere */
 } ellr_params;
 
 enum { ELLR_TUNE_MODEL = 0, ELLR_TUNE_EXHAUSTIVE = 1, ELLR_TUNE_NONE = 2 };
@@ -109,7 +113,13 @@ typedef struct {
   double  meanrowlen;     /* nnz / nrows */
   int64_t niter;          /* warp iterations of one product, this order (seed 001, Eq. 1) */
   int64_t niter_unsorted; /* the same for the original row order */
+  /* set when the column indices are stored (ellr_matrix_create, ellr_cuda_create); 0 before */
+  int32_t packed_slices;  /* slices with 16-bit column offsets */
+  size_t  index_bytes;    /* column indices as stored (bytes above counts 4 per stored entry) */
 } ellr_stats;
+
+/* Bytes of the storage as built: bytes with the column indices as stored. */
+static inline size_t ellr_stored_bytes(const ellr_stats *st) { return st->index_bytes ? st->bytes - (size_t)st->nstored * 4 + st->index_bytes : st->bytes; }
 
 /* The O(n) part: row order and layout geometry. */
 typedef struct {
@@ -128,12 +138,40 @@ typedef struct {
 /* Stored row -> row of y (NULL: the identity). */
 static inline const int32_t *ellr_plan_outrow(const ellr_plan *pl) { return pl->outrow ? pl->outrow : pl->perm; }
 
+/* Column indices of the layout, slice by slice.  A slice whose columns span at most ELLR_COL16_SPAN stores
+   16-bit offsets from its smallest column (padding ELLR_COL16_PAD); the others store 32-bit indices (padding
+   -1).  Stencils and banded matrices have every slice packed: 10 bytes per entry instead of 12 in fp64.
+   Slice s's indices start at words + start[s], in slice layout order (entry position minus slice_start[s]);
+   each slice takes ELLR_COLS_SLICE_WORDS words, so 32-bit slices stay aligned. */
+typedef struct {
+  int32_t  *base;  /* [nslices]: the first column of a packed slice; -1 for a slice of 32-bit indices */
+  int64_t  *start; /* [nslices + 1], in 16-bit words */
+  uint16_t *words; /* [start[nslices]] */
+} ellr_cols;
+
+#define ELLR_COL16_SPAN 65534  /* largest column span of a packed slice (0xFFFF marks padding) */
+#define ELLR_COL16_PAD  0xFFFFu
+/* 16-bit words of a slice of e entries, packed or not, rounded up to 64 bytes (coalesced starts). */
+#define ELLR_COLS_SLICE_WORDS(e, packed) ((((packed) ? (int64_t)(e) : 2 * (int64_t)(e)) + 31) / 32 * 32)
+
 /* The padded storage on the host: a plan plus the O(nnz) arrays. */
 typedef struct {
   ellr_plan plan;
-  int32_t  *col; /* [nstored]; padding holds column 0 */
-  double   *val; /* [nstored]; padding holds 0.0 */
+  ellr_cols cols; /* column indices */
+  double   *val;  /* [nstored]; padding holds 0.0 */
 } ellr_matrix;
+
+/* The column of the entry at position p of the layout, stored row i (-1 for padding). */
+static inline int32_t ellr_matrix_col(const ellr_matrix *m, int32_t i, int64_t p)
+{
+  const int32_t   s = i / m->plan.C;
+  const int64_t   q = p - m->plan.slice_start[s];
+  const uint16_t *w = m->cols.words + m->cols.start[s];
+  if (m->cols.base[s] >= 0) return w[q] == ELLR_COL16_PAD ? -1 : m->cols.base[s] + (int32_t)w[q];
+  int32_t c;
+  memcpy(&c, w + 2 * q, sizeof(c));
+  return c;
+}
 
 /* Validates parameters; on error ellr_last_error() says which and why. */
 ellr_status ellr_params_check(const ellr_params *p);
@@ -157,8 +195,10 @@ static inline int64_t ellr_pos(const ellr_plan *pl, int32_t i, int32_t k)
   return pl->slice_start[s] + (int64_t)(k / pl->T) * pl->C * pl->T + (int64_t)(i % pl->C) * pl->T + k % pl->T;
 }
 
-/* Scatters the column indices and values of a (same pattern as planned) into col/val. */
-void ellr_fill(const ellr_plan *pl, const ellr_csr *a, int32_t *col, double *val);
+/* Column indices of a (same pattern as planned) in the layout: per slice 16-bit offsets where the span allows
+   and index_bits is 0, else 32-bit.  Sets pl->stats.packed_slices and index_bytes.  Free with ellr_cols_destroy. */
+ellr_status ellr_cols_create(ellr_plan *pl, const ellr_csr *a, int index_bits, ellr_cols *c);
+void        ellr_cols_destroy(ellr_cols *c);
 /* Scatters values only: the pattern is unchanged since the last fill. */
 void ellr_fill_values(const ellr_plan *pl, const ellr_csr *a, double *val);
 

@@ -19,7 +19,7 @@ void ellr_cpu_mult(const ellr_matrix *m, const double *x, const double *z, doubl
     double        sum  = 0.0;
     for (int32_t k = 0; k < pl->rowlen[i]; k++) {
       const int64_t p = base + (k / pl->T) * step + k % pl->T;
-      sum += m->val[p] * x[m->col[p]];
+      sum += m->val[p] * x[ellr_matrix_col(m, i, p)];
     }
     y[r] = z ? z[r] + sum : sum;
   }
@@ -37,7 +37,7 @@ void ellr_cpu_mult_transpose(const ellr_matrix *m, const double *x, const double
     const int64_t base = ellr_pos(pl, i, 0);
     for (int32_t k = 0; k < pl->rowlen[i]; k++) {
       const int64_t p = base + (k / pl->T) * step + k % pl->T;
-      y[m->col[p]] += m->val[p] * xr;
+      y[ellr_matrix_col(m, i, p)] += m->val[p] * xr;
     }
   }
 }

@@ -32,6 +32,7 @@
 #include "ellr_cuda_util.cuh"
 #include "ellr_cuda_plan.cuh"
 #include "ellr_cuda_csr.cuh"
+#include "ellr_cuda_cols.cuh"
 
 #include <climits>
 #include <cstdio>
@@ -50,8 +51,8 @@ struct ellr_cuda_matrix {
   ellr_cuda_kopts req; /* requested kernel options */
   int             kernel, uselen, loads, J; /* resolved: kernel 1 rows / 2 chunks */
   /* device storage */
-  ellr_dplan dp; /* plan arrays on the device: row lengths, permutation, slice offsets */
-  int32_t   *d_col;
+  ellr_dplan dp;   /* plan arrays on the device: row lengths, permutation, slice offsets */
+  ellr_dcols cols; /* column indices, 16-bit per slice where they fit */
   double    *d_val;
   int2    *d_items;
   int32_t *d_split;
@@ -193,10 +194,18 @@ static ellr_status build_layout(ellr_cuda_matrix *d, cudaStream_t s)
   CU(cudaStreamSynchronize(s)); /* products of the old layout (tuning) done before its storage goes */
   const int64_t nstored = pl->stats.nstored;
   TRY(ensure_storage(d));
+  /* the column indices' width per slice, then their storage (kept when its size does not change) */
+  const int64_t words = d->cols.nwords;
+  TRY(ellr_cuda_cols_plan(pl, &d->dp, d->d_csr_rowptr, d->d_csr_col, d->params.index_bits, s, &d->cols, &d->plan.stats));
+  if (!d->cols.words || d->cols.nwords != words) {
+    TRY(dfree(&d->cols.words));
+    TRY(ellr_mem_check((size_t)d->cols.nwords * 2, "the column indices"));
+    TRY(dalloc(&d->cols.words, (size_t)d->cols.nwords, "the column indices"));
+  }
   const int64_t threads = (int64_t)nstoredrows * pl->T;
   if (threads > 0 && nstored > 0) {
     const int64_t blocks = (threads + 255) / 256;
-    ellr_kernel_fill<<<(unsigned)blocks, 256, 0, s>>>((int64_t)nstoredrows, pl->nrows, pl->C, pl->T, d->dp.slice_start, d->dp.rowlen, d->dp.perm, d->d_csr_rowptr, d->d_csr_col, d->d_csr_val, d->d_col, d->d_val, 0);
+    ellr_kernel_fill<<<(unsigned)blocks, 256, 0, s>>>((int64_t)nstoredrows, pl->nrows, pl->C, pl->T, d->dp.slice_start, d->dp.rowlen, d->dp.perm, d->d_csr_rowptr, d->d_csr_col, d->d_csr_val, d->cols.words, d->cols.base, d->cols.start, d->d_val, 0);
     CU(cudaGetLastError());
   }
   resolve_kopts(d);
@@ -276,7 +285,9 @@ static ellr_status mult(ellr_cuda_matrix *d, const double *x, const double *z, d
   a.slice_start = d->dp.slice_start;
   a.rowlen      = d->dp.rowlen;
   a.perm        = d->dp.outrow ? d->dp.outrow : d->dp.perm; /* the kernels map stored rows to y's rows */
-  a.col         = d->d_col;
+  a.cw          = d->cols.words;
+  a.cbase       = d->cols.base;
+  a.cstart      = d->cols.start;
   a.val         = d->d_val;
   a.items       = d->d_items;
   a.x           = x;
@@ -334,7 +345,7 @@ static ellr_status retile(ellr_cuda_matrix *d, int T, cudaStream_t s)
 typedef struct {
   uint64_t        signature;
   int64_t         nnz;
-  int32_t         nrows, ncols, C, sort, window, T, bs, tune, device, family;
+  int32_t         nrows, ncols, C, sort, window, T, bs, tune, device, family, index_bits;
   ellr_cuda_kopts req;
 } tune_key;
 typedef struct {
@@ -364,6 +375,7 @@ static void cache_key(const ellr_cuda_matrix *d, tune_key *k)
   k->tune      = d->params.tune;
   k->req       = d->req;
   k->family    = d->params.family;
+  k->index_bits = d->params.index_bits;
   (void)cudaGetDevice(&k->device);
 }
 
@@ -605,7 +617,7 @@ static ellr_status use_csr_family(ellr_cuda_matrix *d, int fam, cudaStream_t s)
 {
   TRY(csr_setup(d, fam, s));
   CU(cudaStreamSynchronize(s));
-  TRY(dfree(&d->d_col));
+  TRY(ellr_cuda_cols_free(&d->cols));
   TRY(dfree(&d->d_val));
   TRY(dfree(&d->d_items));
   TRY(dfree(&d->d_split));
@@ -826,16 +838,15 @@ struct create_ctx {
   }
 };
 
-/* The padded storage for d->plan (kept when its size does not change). */
+/* The padded storage's values for d->plan (kept when its size does not change); the column indices are
+   allocated by build_layout, once their width per slice is known. */
 static ellr_status ensure_storage(ellr_cuda_matrix *d)
 {
   const int64_t nstored = d->plan.stats.nstored;
-  if (nstored == d->cap_stored && d->d_col) return ELLR_OK;
-  TRY(dfree(&d->d_col));
+  if (nstored == d->cap_stored && d->d_val) return ELLR_OK;
   TRY(dfree(&d->d_val));
   d->cap_stored = 0;
-  TRY(ellr_mem_check((size_t)nstored * 12, "the padded storage"));
-  TRY(dalloc(&d->d_col, (size_t)nstored, "the column indices"));
+  TRY(ellr_mem_check((size_t)nstored * 12, "the padded storage")); /* the column indices (up to 4 bytes an entry) follow */
   TRY(dalloc(&d->d_val, (size_t)nstored, "the values"));
   d->cap_stored = nstored;
   return ELLR_OK;
@@ -972,7 +983,7 @@ static size_t scratch_bytes(const ellr_cuda_matrix *d)
 static size_t device_bytes(const ellr_cuda_matrix *d)
 {
   const ellr_plan *pl = &d->plan;
-  size_t           b  = (size_t)d->cap_stored * 12 + (size_t)pl->nslices * pl->C * 4 + (d->dp.perm ? (size_t)pl->nrows * 4 : 0) + (d->dp.outrow ? (size_t)pl->nrows * 4 : 0) + (d->d_rows ? (size_t)pl->nrows * 4 : 0) + ((size_t)pl->nslices + 1) * 8;
+  size_t           b  = (size_t)d->cap_stored * 8 + (size_t)d->cols.nwords * 2 + (d->cols.base ? (size_t)pl->nslices * 12 + 8 : 0) + (size_t)pl->nslices * pl->C * 4 + (d->dp.perm ? (size_t)pl->nrows * 4 : 0) + (d->dp.outrow ? (size_t)pl->nrows * 4 : 0) + (d->d_rows ? (size_t)pl->nrows * 4 : 0) + ((size_t)pl->nslices + 1) * 8;
   b += (size_t)d->cap_items * sizeof(int2) + (size_t)d->cap_split * 4;
   if (d->family != ELLR_FAMILY_SLICED) b += ((size_t)pl->nrows + 1) * 4 + (size_t)d->nnz * 12 + (d->csr.blocks ? ((size_t)d->csr.nblocks + 1) * 4 : 0);
   return b + scratch_bytes(d);
@@ -1047,7 +1058,7 @@ ellr_status ellr_cuda_update_values(ellr_cuda_matrix *d, const ellr_csr *a, void
   if (d->family != ELLR_FAMILY_SLICED) return ELLR_OK; /* the CSR families multiply with the values just copied */
   CU(cudaEventRecord(d->refresh_start, s));
   const int64_t threads = (int64_t)pl->nslices * pl->C * pl->T;
-  ellr_kernel_fill<<<(unsigned)((threads + 255) / 256), 256, 0, s>>>((int64_t)pl->nslices * pl->C, pl->nrows, pl->C, pl->T, d->dp.slice_start, d->dp.rowlen, d->dp.perm, d->d_csr_rowptr, NULL, d->d_csr_val, d->d_col, d->d_val, 1);
+  ellr_kernel_fill<<<(unsigned)((threads + 255) / 256), 256, 0, s>>>((int64_t)pl->nslices * pl->C, pl->nrows, pl->C, pl->T, d->dp.slice_start, d->dp.rowlen, d->dp.perm, d->d_csr_rowptr, NULL, d->d_csr_val, NULL, NULL, NULL, d->d_val, 1);
   CU(cudaGetLastError());
   CU(cudaEventRecord(d->refresh_done, s));
   return ELLR_OK;
@@ -1168,7 +1179,7 @@ ellr_status ellr_cuda_destroy(ellr_cuda_matrix *d)
   FREE1(d_csr_col);
   FREE1(d_csr_val);
   if ((s2 = ellr_cuda_plan_free(&d->dp)) && !st) st = s2;
-  FREE1(d_col);
+  if ((s2 = ellr_cuda_cols_free(&d->cols)) && !st) st = s2;
   FREE1(d_val);
   FREE1(d_items);
   FREE1(d_split);

@@ -21,6 +21,9 @@
             blocks are cut into several items whose partial sums meet in y by atomicAdd (the rows
             of such slices are set to z or 0 first).  Needs C*T % 32 == 0.  Balances matrices
             with a few very long rows (power-law) without changing the layout.
+  Column indices (ellr.h's ellr_cols): per slice either 16-bit offsets from the slice's base column (padding
+  0xFFFF) or 32-bit indices (padding -1), at cw + cstart[s] in the slice's own layout order; the choice is
+  warp-uniform whenever a warp's rows share a slice, and each kernel holds the loop for both index widths.
   x is read through the read-only cache (__ldg).  Matrix words are read once.
 */
 #ifndef ELLR_CUDA_KERNELS_CUH
@@ -39,7 +42,9 @@ struct ellr_kargs {
   const int64_t *slice_start; /* [nslices + 1] */
   const int32_t *rowlen;      /* [nslices * C] */
   const int32_t *perm;        /* [nrows] or NULL */
-  const int32_t *col;         /* [nstored], padding -1 */
+  const uint16_t *cw;         /* column indices, slice s from cw + cstart[s] */
+  const int32_t  *cbase;      /* [nslices]: base column of a 16-bit slice, -1 for 32-bit indices */
+  const int64_t  *cstart;     /* [nslices + 1], in 16-bit words */
   const double  *val;         /* [nstored], padding 0 */
   const int2    *items;       /* chunks: {slice, first column block} */
   const double  *x;
@@ -52,6 +57,22 @@ __device__ __forceinline__ int32_t ellr_ldi(const int32_t *p)
 {
   if (LD == 1) return __ldcs(p);
   return __ldg(p);
+}
+template <int LD>
+__device__ __forceinline__ uint16_t ellr_ldi(const uint16_t *p)
+{
+  if (LD == 1) return __ldcs(p);
+  return __ldg(p);
+}
+
+/* The column of a stored index: 32-bit as it is; 16-bit offset from base (with CHECKCOL, padding -> -1). */
+template <bool CHECKCOL>
+__device__ __forceinline__ int32_t ellr_colof(int32_t raw, int32_t) { return raw; }
+template <bool CHECKCOL>
+__device__ __forceinline__ int32_t ellr_colof(uint16_t raw, int32_t base)
+{
+  if (CHECKCOL && raw == 0xFFFFu) return -1;
+  return base + (int32_t)raw;
 }
 template <int LD>
 __device__ __forceinline__ double ellr_ldd(const double *p)
@@ -79,13 +100,14 @@ __device__ __forceinline__ double ellr_ldx(const double *__restrict__ x, int32_t
 }
 
 /* sum over j < nit of val[j*CT] * x[col[j*CT]], four column blocks of loads in flight. */
-template <bool CHECKCOL, int LD>
-__device__ __forceinline__ double ellr_dot(const int32_t *__restrict__ cp, const double *__restrict__ vp, int64_t CT, int nit, const double *__restrict__ x)
+template <bool CHECKCOL, int LD, class I>
+__device__ __forceinline__ double ellr_dot(const I *__restrict__ cp, int32_t base, const double *__restrict__ vp, int64_t CT, int nit, const double *__restrict__ x)
 {
   double sum = 0.0;
   int    j   = 0;
   for (; j + 4 <= nit; j += 4) {
-    const int32_t c0 = ellr_ldi<LD>(cp), c1 = ellr_ldi<LD>(cp + CT), c2 = ellr_ldi<LD>(cp + 2 * CT), c3 = ellr_ldi<LD>(cp + 3 * CT);
+    const int32_t c0 = ellr_colof<CHECKCOL>(ellr_ldi<LD>(cp), base), c1 = ellr_colof<CHECKCOL>(ellr_ldi<LD>(cp + CT), base);
+    const int32_t c2 = ellr_colof<CHECKCOL>(ellr_ldi<LD>(cp + 2 * CT), base), c3 = ellr_colof<CHECKCOL>(ellr_ldi<LD>(cp + 3 * CT), base);
     const double  v0 = ellr_ldd<LD>(vp), v1 = ellr_ldd<LD>(vp + CT), v2 = ellr_ldd<LD>(vp + 2 * CT), v3 = ellr_ldd<LD>(vp + 3 * CT);
     const double  x0 = ellr_ldx<CHECKCOL>(x, c0);
     const double  x1 = ellr_ldx<CHECKCOL>(x, c1);
@@ -99,7 +121,7 @@ __device__ __forceinline__ double ellr_dot(const int32_t *__restrict__ cp, const
     vp += 4 * CT;
   }
   for (; j < nit; j++) {
-    const int32_t c = ellr_ldi<LD>(cp);
+    const int32_t c = ellr_colof<CHECKCOL>(ellr_ldi<LD>(cp), base);
     const double  v = ellr_ldd<LD>(vp);
     sum             = fma(v, ellr_ldx<CHECKCOL>(x, c), sum);
     cp += CT;
@@ -108,17 +130,37 @@ __device__ __forceinline__ double ellr_dot(const int32_t *__restrict__ cp, const
   return sum;
 }
 
+/* The product of one thread's entries of slice s, from offset q inside the slice (values at vp), with the
+   slice's index width. */
+template <bool CHECKCOL, int LD>
+__device__ __forceinline__ double ellr_dot_slice(const ellr_kargs &a, int32_t s, int64_t q, const double *__restrict__ vp, int nit)
+{
+  const int32_t   base = a.cbase[s];
+  const uint16_t *cw   = a.cw + a.cstart[s];
+  if (base >= 0) return ellr_dot<CHECKCOL, LD>(cw + q, base, vp, a.CT, nit, a.x);
+  return ellr_dot<CHECKCOL, LD>(reinterpret_cast<const int32_t *>(cw) + q, 0, vp, a.CT, nit, a.x);
+}
+
 /* y[c] += val * xr over the row's entries (transpose). */
-template <bool CHECKCOL>
-__device__ __forceinline__ void ellr_scatter(const int32_t *__restrict__ cp, const double *__restrict__ vp, int64_t CT, int nit, double xr, double *y)
+template <bool CHECKCOL, class I>
+__device__ __forceinline__ void ellr_scatter(const I *__restrict__ cp, int32_t base, const double *__restrict__ vp, int64_t CT, int nit, double xr, double *y)
 {
   for (int j = 0; j < nit; j++) {
-    const int32_t c = __ldg(cp);
+    const int32_t c = ellr_colof<CHECKCOL>(__ldg(cp), base);
     const double  v = __ldg(vp);
     if (!CHECKCOL || c >= 0) atomicAdd(y + c, v * xr);
     cp += CT;
     vp += CT;
   }
+}
+
+template <bool CHECKCOL>
+__device__ __forceinline__ void ellr_scatter_slice(const ellr_kargs &a, int32_t s, int64_t q, const double *__restrict__ vp, int nit, double xr)
+{
+  const int32_t   base = a.cbase[s];
+  const uint16_t *cw   = a.cw + a.cstart[s];
+  if (base >= 0) ellr_scatter<CHECKCOL>(cw + q, base, vp, a.CT, nit, xr, a.y);
+  else ellr_scatter<CHECKCOL>(reinterpret_cast<const int32_t *>(cw) + q, 0, vp, a.CT, nit, xr, a.y);
 }
 
 template <int T>
@@ -153,13 +195,13 @@ __global__ void __launch_bounds__(1024) ellr_kernel_rows(const ellr_kargs a)
   int           nit;
   if (LEN) nit = ellr_lane_blocks<T>(active ? a.rowlen[i] : 0, t);
   else nit = active ? ellr_slice_blocks(s0, a.slice_start[s + 1], a.CT) : 0;
-  const int64_t off = s0 + (int64_t)r * T + t;
+  const int64_t q   = (int64_t)r * T + t;
   if (TRANS) {
     const double xr = __ldg(a.x + (a.perm ? a.perm[i] : i));
-    ellr_scatter<!LEN>(a.col + off, a.val + off, a.CT, nit, xr, a.y);
+    ellr_scatter_slice<!LEN>(a, s, q, a.val + s0 + q, nit, xr);
     return;
   }
-  double sum = ellr_dot<!LEN, LD>(a.col + off, a.val + off, a.CT, nit, a.x);
+  double sum = ellr_dot_slice<!LEN, LD>(a, s, q, a.val + s0 + q, nit);
   sum        = ellr_reduce<T>(sum);
   if (t == 0 && active) {
     const int32_t orow = a.perm ? a.perm[i] : i;
@@ -191,14 +233,14 @@ __global__ void __launch_bounds__(1024) ellr_kernel_chunks(const ellr_kargs a)
   if (LEN) jend = min(j1, ellr_lane_blocks<T>(active ? a.rowlen[i] : 0, t));
   else jend = active ? j1 : j0;
   const int     nit = max(jend - j0, 0);
-  const int64_t off = s0 + (int64_t)j0 * a.CT + p;
+  const int64_t qs  = (int64_t)j0 * a.CT + p;
   if (TRANS) {
     if (!active || nit == 0) return;
     const double xr = __ldg(a.x + (a.perm ? a.perm[i] : i));
-    ellr_scatter<!LEN>(a.col + off, a.val + off, a.CT, nit, xr, a.y);
+    ellr_scatter_slice<!LEN>(a, s, qs, a.val + s0 + qs, nit, xr);
     return;
   }
-  double sum = ellr_dot<!LEN, LD>(a.col + off, a.val + off, a.CT, nit, a.x);
+  double sum = ellr_dot_slice<!LEN, LD>(a, s, qs, a.val + s0 + qs, nit);
   sum        = ellr_reduce<T>(sum);
   if (t == 0 && active) {
     const int32_t orow = a.perm ? a.perm[i] : i;
@@ -221,9 +263,10 @@ __global__ void ellr_kernel_init_split(int32_t nsplit, const int32_t *__restrict
 }
 
 /* Scatter the CSR into the layout: T lanes per stored row (the product's own mapping, so the writes
-   are coalesced), every word of the slice written (padding: column -1, value 0).  values_only: the
-   entries' values only (the padding is already 0). */
-__global__ void ellr_kernel_fill(int64_t nstoredrows, int32_t nrows, int32_t C, int32_t T, const int64_t *__restrict__ slice_start, const int32_t *__restrict__ rowlen, const int32_t *__restrict__ perm, const int32_t *__restrict__ rowptr, const int32_t *__restrict__ csrcol, const double *__restrict__ csrval, int32_t *col, double *val, int values_only)
+   are coalesced), every word of the slice written (padding: column -1 or 0xFFFF, value 0); column indices
+   as the slice's cbase says (ellr_cuda_cols.cu).  values_only: the entries' values only (the padding is
+   already 0). */
+__global__ void ellr_kernel_fill(int64_t nstoredrows, int32_t nrows, int32_t C, int32_t T, const int64_t *__restrict__ slice_start, const int32_t *__restrict__ rowlen, const int32_t *__restrict__ perm, const int32_t *__restrict__ rowptr, const int32_t *__restrict__ csrcol, const double *__restrict__ csrval, uint16_t *cw, const int32_t *__restrict__ cbase, const int64_t *__restrict__ cstart, double *val, int values_only)
 {
   const int64_t g = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
   const int64_t i = g / T;
@@ -236,14 +279,21 @@ __global__ void ellr_kernel_fill(int64_t nstoredrows, int32_t nrows, int32_t C, 
   const int64_t width = (slice_start[s + 1] - s0) / C; /* entries per row in this slice */
   const int32_t len   = i < nrows ? rowlen[i] : 0;
   const int64_t rp    = i < nrows ? rowptr[perm ? perm[i] : i] : 0;
-  int64_t       pos   = s0 + r * T + t;
-  for (int64_t k = t; k < (values_only ? len : width); k += T, pos += CT) {
+  const int32_t base  = values_only ? 0 : cbase[s];
+  uint16_t     *c16   = values_only ? NULL : cw + cstart[s];
+  int32_t      *c32   = reinterpret_cast<int32_t *>(c16);
+  int64_t       q     = r * T + t; /* position inside the slice */
+  for (int64_t k = t; k < (values_only ? len : width); k += T, q += CT) {
     if (k < len) {
-      if (!values_only) col[pos] = csrcol[rp + k];
-      val[pos] = csrval[rp + k];
+      if (!values_only) {
+        if (base >= 0) c16[q] = (uint16_t)(csrcol[rp + k] - base);
+        else c32[q] = csrcol[rp + k];
+      }
+      val[s0 + q] = csrval[rp + k];
     } else {
-      col[pos] = -1;
-      val[pos] = 0.0;
+      if (base >= 0) c16[q] = (uint16_t)0xFFFFu;
+      else c32[q] = -1;
+      val[s0 + q] = 0.0;
     }
   }
 }

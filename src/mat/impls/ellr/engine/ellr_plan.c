@@ -28,6 +28,7 @@ ellr_status ellr_params_check(const ellr_params *p)
   if (p->slice_height < 0) return ellr_error(ELLR_ERR_ARG, "slice height %d is negative (0 means one slice of all rows)", p->slice_height);
   if (p->sort_window < 0) return ellr_error(ELLR_ERR_ARG, "sort window %d is negative (0 means all rows)", p->sort_window);
   if (p->tune < ELLR_TUNE_MODEL || p->tune > ELLR_TUNE_NONE) return ellr_error(ELLR_ERR_ARG, "tune mode %d is not model (0), exhaustive (1) or none (2)", p->tune);
+  if (p->index_bits != 0 && p->index_bits != 32) return ellr_error(ELLR_ERR_ARG, "index bits %d is not 0 (16-bit column offsets where a slice's span allows) or 32 (32-bit indices everywhere)", p->index_bits);
   if (p->family < ELLR_FAMILY_SLICED || p->family > ELLR_FAMILY_IPCSR) return ellr_error(ELLR_ERR_ARG, "kernel family %d is not sliced (0), auto (1), csr-vector (2) or ipcsr (3)", p->family);
   return ELLR_OK;
 }

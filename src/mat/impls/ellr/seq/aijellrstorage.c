@@ -338,7 +338,8 @@ PetscErrorCode MatSeqAIJELLRView_Info(Mat A, PetscViewer viewer)
   PetscCall(PetscViewerASCIIPushTab(viewer));
   PetscCall(PetscViewerASCIIPrintf(viewer, "threads per row %d%s, slice height %d (%d slice%s), rows %s\n", (int)pl->T, e->settings.eng.threads_per_row ? "" : " (automatic)", (int)pl->C, (int)pl->nslices, pl->nslices == 1 ? "" : "s", pl->sorted ? "sorted by decreasing length" : "in their own order"));
   if (pl->nrows_out > pl->nrows) PetscCall(PetscViewerASCIIPrintf(viewer, "rows stored: the %d non-empty of %d (neither set-up nor product touches the empty ones)\n", (int)pl->nrows, (int)pl->nrows_out));
-  PetscCall(PetscViewerASCIIPrintf(viewer, "fill ratio %.3f (%lld stored entries for %lld nonzeros), storage %.3f MB (CSR %.3f MB)\n", st->fill, (long long)st->nstored, (long long)st->nnz, st->bytes / 1e6, (12.0 * st->nnz + 4.0 * (pl->nrows + 1)) / 1e6));
+  PetscCall(PetscViewerASCIIPrintf(viewer, "fill ratio %.3f (%lld stored entries for %lld nonzeros), storage %.3f MB (CSR %.3f MB)\n", st->fill, (long long)st->nstored, (long long)st->nnz, ellr_stored_bytes(st) / 1e6, (12.0 * st->nnz + 4.0 * (pl->nrows + 1)) / 1e6));
+  if (st->index_bytes) PetscCall(PetscViewerASCIIPrintf(viewer, "column indices: 16-bit offsets in %d of %d slices (-mat_ellr_index16 %s); %.2f bytes per nonzero (CSR %.2f)\n", (int)st->packed_slices, (int)pl->nslices, e->settings.eng.index_bits == 32 ? "false" : "true", st->nnz ? (double)ellr_stored_bytes(st) / (double)st->nnz : 0.0, st->nnz ? (12.0 * st->nnz + 4.0 * (pl->nrows + 1)) / (double)st->nnz : 0.0));
   PetscCall(PetscViewerASCIIPrintf(viewer, "warp iterations per product %lld (%lld in the original row order), longest row %d, mean %.2f\n", (long long)st->niter, (long long)st->niter_unsorted, (int)st->maxrowlen, st->meanrowlen));
 #if defined(PETSCELLR_HAVE_CUDA)
   if (e->backend == MAT_ELLR_BACKEND_CUDA) {
