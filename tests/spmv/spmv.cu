@@ -189,7 +189,7 @@ static void bench_cusparse(cusparseHandle_t h, const bench_matrix &m, const doub
   CK(cudaFree(dv));
 
   /* sliced ELL, slices of 32 rows, natural order: the engine's host layout with T = 1, padding -1 */
-  ellr_params p = {1, 0, 32, 0, 0, 0.0, 0, 0};
+  ellr_params p = {1, 0, 32, 0, 0, 0.0, 0, 0, ELLR_FAMILY_SLICED, 32};
   ellr_matrix em;
   ellr_csr    av = tcsr_view(a);
   if (ellr_plan_create(&av, &p, &em.plan) == ELLR_OK) {
@@ -207,19 +207,20 @@ static void bench_cusparse(cusparseHandle_t h, const bench_matrix &m, const doub
       const int32_t        nsl = em.plan.nslices;
       std::vector<int32_t> off(nsl + 1);
       for (int32_t s = 0; s <= nsl; s++) off[s] = (int32_t)em.plan.slice_start[s];
-      /* padding: column -1 for cuSPARSE (the host layout pads with column 0, value 0) */
-      std::vector<char> real((size_t)ns + 1, 0);
-      for (int32_t i = 0; i < a->nrows; i++)
-        for (int32_t k = 0; k < em.plan.rowlen[i]; k++) real[ellr_pos(&em.plan, i, k)] = 1;
-      for (int64_t q = 0; q < ns; q++)
-        if (!real[q]) em.col[q] = -1;
+      /* 32-bit column indices in the layout's order, padding -1 as cuSPARSE wants it */
+      std::vector<int32_t> col((size_t)ns + 1, -1);
+      for (int32_t sl = 0; sl < nsl; sl++) {
+        const int32_t width = (int32_t)((em.plan.slice_start[sl + 1] - em.plan.slice_start[sl]) / 32);
+        for (int32_t i = sl * 32; i < (sl + 1) * 32; i++)
+          for (int32_t k = 0; k < width; k++) col[ellr_pos(&em.plan, i, k)] = ellr_matrix_col(&em, i, ellr_pos(&em.plan, i, k));
+      }
       int32_t *doff, *dcol;
       double  *dval;
       CK(cudaMalloc(&doff, ((size_t)nsl + 1) * 4));
       CK(cudaMalloc(&dcol, (size_t)(ns ? ns : 1) * 4));
       CK(cudaMalloc(&dval, (size_t)(ns ? ns : 1) * 8));
       CK(cudaMemcpy(doff, off.data(), ((size_t)nsl + 1) * 4, cudaMemcpyHostToDevice));
-      CK(cudaMemcpy(dcol, em.col, (size_t)ns * 4, cudaMemcpyHostToDevice));
+      CK(cudaMemcpy(dcol, col.data(), (size_t)ns * 4, cudaMemcpyHostToDevice));
       CK(cudaMemcpy(dval, em.val, (size_t)ns * 8, cudaMemcpyHostToDevice));
       cusparseSpMatDescr_t S;
       CS(cusparseCreateSlicedEll(&S, a->nrows, a->ncols, nnz, ns, 32, doff, dcol, dval, CUSPARSE_INDEX_32I, CUSPARSE_INDEX_32I, CUSPARSE_INDEX_BASE_ZERO, CUDA_R_64F));
