@@ -319,20 +319,20 @@ for o in "-mat_ellr_threads_per_row 4" "-mat_ellr_threads_per_row 32 -mat_ellr_m
   t_out "ex1_ellrt_opts${i}_np2" "ex1_np2" filter_types 1e-3 -- $MPIEXEC -n 2 "$EX1" $EX1OPTS -mat_type ellrt $ENGINE $o
 done
 # the format report of -mat_view ::ascii_info
-Q=1 t_grep ex1_view_ellrt "petsc-ellr format ellrt && backend $BACKEND && threads per row [0-9]+ \((automatic|tuned)\), slice height 4096 \(1 slices?\), rows in their own order && fill ratio 1\.[0-9]+ \([0-9]+ stored entries for 27136 nonzeros\) && warp iterations per product" \
+Q=1 t_grep ex1_view_ellrt "petsc-ellr format ellrt && backend $BACKEND && threads per row [0-9]+ \((automatic|tuned)\), slice height 32 \(128 slices\), rows in their own order && fill ratio 1\.[0-9]+ \([0-9]+ stored entries for 27136 nonzeros\) && column indices: 16-bit offsets in 128 of 128 slices && warp iterations per product" \
   -- "$EX1" -n 16 -mat_type ellrt -mat_view ::ascii_info $ENGINE -ksp_type cg -pc_type jacobi
 t_grep ex1_view_pellr "petsc-ellr format pellr && slice height 32 \(128 slices?\), rows sorted by decreasing length && fill ratio && warp iterations per product" \
   -- "$EX1" -n 16 -mat_type pellr -mat_view ::ascii_info $ENGINE -ksp_type cg -pc_type jacobi
 t_grep ex1_view_ellrt_np2 "type: mpiaijellrt && off-diagonal block && petsc-ellr format ellrt" \
   -- $MPIEXEC -n 2 "$EX1" -n 16 -mat_type ellrt -mat_view ::ascii_info $ENGINE -ksp_type cg -pc_type jacobi
-t_grep ex1_view_options "threads per row 4, slice height 32 \(128 slices?\), rows sorted by decreasing length" \
-  -- "$EX1" -n 16 -mat_type ellrt -mat_ellr_threads_per_row 4 -mat_ellr_slice_height 32 -mat_ellr_sort -mat_view ::ascii_info $ENGINE -ksp_type cg -pc_type jacobi
+t_grep ex1_view_options "threads per row 4, slice height 64 \(64 slices?\), rows sorted by decreasing length && column indices: 16-bit offsets in 0 of 64 slices \(-mat_ellr_index16 false\); 1[0-9]\.[0-9]+ bytes per nonzero" \
+  -- "$EX1" -n 16 -mat_type ellrt -mat_ellr_threads_per_row 4 -mat_ellr_slice_height 64 -mat_ellr_sort -mat_ellr_index16 false -mat_view ::ascii_info $ENGINE -ksp_type cg -pc_type jacobi
 # without a GPU the automatic backend is AIJ's own products: -mat_view says so, nothing is built, ELLRMult never runs
 [ "$BACKEND" = cpu ] && Q=1 t_grep ex1_view_default_aij "petsc-ellr format ellrt .*backend aij: AIJ's own CPU products && KSP iterations: [0-9]+ \(CONVERGED_RTOL\)" \
   -- "$EX1" -n 16 -mat_type ellrt -mat_view ::ascii_info -ksp_type cg -pc_type jacobi
 [ "$BACKEND" = cpu ] && t_fn ex1_default_no_ellr_products no_ellrmult $MPIEXEC -n 2 "$EX1" -n 16 -mat_type pellr -ksp_type cg -pc_type jacobi -log_view
 # -help lists the options under the matrix's prefix (PETSc's ex2 and ex1 call MatSetFromOptions)
-Q=1 t_grep help_lists_options "-mat_ellr_backend:? <now auto && -mat_ellr_threads_per_row && -mat_ellr_block_size && -mat_ellr_slice_height && -mat_ellr_sort:? <[^>]*> Store rows && -mat_ellr_sort_window && -mat_ellr_max_fill && -mat_ellr_verify" \
+Q=1 t_grep help_lists_options "-mat_ellr_backend:? <now auto && -mat_ellr_threads_per_row && -mat_ellr_block_size && -mat_ellr_slice_height && -mat_ellr_sort:? <[^>]*> Store rows && -mat_ellr_sort_window && -mat_ellr_max_fill && -mat_ellr_index16 && -mat_ellr_verify" \
   -- "$EX1" -n 4 -mat_type ellrt -help
 # the README's main job (make run-main)
 Q=1 t_grep ex1_main_job "Matrix type: seqaijellrt && KSP iterations: [0-9]+ \(CONVERGED_RTOL\) && petsc-ellr format ellrt" \

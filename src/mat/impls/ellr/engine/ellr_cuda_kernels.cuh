@@ -120,12 +120,25 @@ __device__ __forceinline__ double ellr_dot(const I *__restrict__ cp, int32_t bas
     cp += 4 * CT;
     vp += 4 * CT;
   }
-  for (; j < nit; j++) {
-    const int32_t c = ellr_colof<CHECKCOL>(ellr_ldi<LD>(cp), base);
-    const double  v = ellr_ldd<LD>(vp);
-    sum             = fma(v, ellr_ldx<CHECKCOL>(x, c), sum);
-    cp += CT;
-    vp += CT;
+  /* the last 1-3 column blocks: every load issued before the first is used (short rows -- a 7-point stencil's
+     row is 4 + 3 -- would otherwise pay one more round trip to memory per column block) */
+  if (j < nit) {
+    const int     m  = nit - j;
+    const int32_t c0 = ellr_colof<CHECKCOL>(ellr_ldi<LD>(cp), base);
+    const double  v0 = ellr_ldd<LD>(vp);
+    int32_t       c1 = 0, c2 = 0;
+    double        v1 = 0.0, v2 = 0.0;
+    if (m > 1) {
+      c1 = ellr_colof<CHECKCOL>(ellr_ldi<LD>(cp + CT), base);
+      v1 = ellr_ldd<LD>(vp + CT);
+    }
+    if (m > 2) {
+      c2 = ellr_colof<CHECKCOL>(ellr_ldi<LD>(cp + 2 * CT), base);
+      v2 = ellr_ldd<LD>(vp + 2 * CT);
+    }
+    sum = fma(v0, ellr_ldx<CHECKCOL>(x, c0), sum);
+    if (m > 1) sum = fma(v1, ellr_ldx<CHECKCOL>(x, c1), sum);
+    if (m > 2) sum = fma(v2, ellr_ldx<CHECKCOL>(x, c2), sum);
   }
   return sum;
 }
