@@ -16,6 +16,7 @@
 #include "ellr_testlib.h"
 
 static long g_checks, g_failed;
+static int  g_auto_order[3]; /* ELLR_SORT_WINDOW_AUTO's outcomes seen: rows kept in order, a window, all rows */
 
 #define CHECK(cond, ...) \
   do { \
@@ -56,6 +57,18 @@ static void brute_perm(const int32_t *len, int32_t n, int32_t window, int32_t *p
   free(used);
 }
 
+/* Entries stored at T = 1 by slices of C rows, stored row i of length len[perm[i]] (perm NULL: identity). */
+static int64_t brute_stored(const int32_t *len, const int32_t *perm, int32_t n, int32_t C)
+{
+  int64_t total = 0;
+  for (int32_t s = 0; s * (int64_t)C < n; s++) {
+    int32_t w = 0;
+    for (int32_t i = s * C; i < n && i < (s + 1) * C; i++) w = len[perm ? perm[i] : i] > w ? len[perm ? perm[i] : i] : w;
+    total += (int64_t)w * C;
+  }
+  return total;
+}
+
 /* Warp iterations by simulation: a warp of 32/T rows loops while any row has entries left. */
 static int64_t brute_niter(const int32_t *len, int32_t n, int32_t T)
 {
@@ -92,11 +105,31 @@ static void check_plan(const char *name, const tcsr *a, const ellr_params *p, co
   const int32_t T = p->threads_per_row ? p->threads_per_row : ellr_default_threads_per_row(n ? (double)nnz / n : 0.0);
   const int32_t C = (p->slice_height > 0 && p->slice_height < n) ? p->slice_height : (n ? n : 1); /* a slice taller than the matrix is the whole matrix */
   CHECK(pl->T == T && pl->C == C && pl->nrows == n && pl->ncols == a->ncols, "%s: geometry T %d/%d C %d/%d", name, pl->T, T, pl->C, C);
-  const int sorted = p->sort_rows && n > 1;
+  int     sorted = p->sort_rows && n > 1;
+  int32_t window = sorted && p->sort_window > 0 && p->sort_window < n ? p->sort_window : 0;
+  if (sorted && p->sort_window == ELLR_SORT_WINDOW_AUTO) {
+    /* the window picked from the matrix: none when a full sort stores >= 98% of the rows' own order, else the
+       first of 32 C and 1024 C (under n) within 2% of the full sort, else all rows */
+    int32_t *cand = (int32_t *)malloc(((size_t)n + 1) * sizeof(int32_t));
+    brute_perm(len, n, 0, perm);
+    const int64_t all = brute_stored(len, perm, n, C);
+    sorted            = 100 * brute_stored(len, NULL, n, C) > 102 * all;
+    for (int k = 0; sorted && k < 2; k++) {
+      const int64_t W = (k ? 1024 : 32) * (int64_t)C;
+      if (W >= n) break;
+      brute_perm(len, n, (int32_t)W, cand);
+      if (100 * brute_stored(len, cand, n, C) <= 102 * all) {
+        window = (int32_t)W;
+        break;
+      }
+    }
+    free(cand);
+    g_auto_order[!sorted ? 0 : window ? 1 : 2]++;
+  }
   CHECK(sorted ? pl->perm != NULL : pl->perm == NULL, "%s: perm presence", name);
-  CHECK(pl->sorted == sorted, "%s: sorted flag %d", name, pl->sorted);
+  CHECK(pl->sorted == sorted && pl->window == window, "%s: sorted flag %d (want %d), window %d (want %d)", name, pl->sorted, sorted, pl->window, window);
   if (sorted) {
-    brute_perm(len, n, p->sort_window, perm);
+    brute_perm(len, n, window, perm);
     int same = 1;
     for (int32_t i = 0; i < n; i++) same &= perm[i] == pl->perm[i];
     CHECK(same, "%s: permutation differs from a stable sort by decreasing length", name);
@@ -255,7 +288,7 @@ static void run_shape(shape *sh, int *nconfigs)
 {
   static const int Ts[] = {0, 1, 2, 4, 8, 16, 32};
   static const int Cs[] = {0, 1, 7, 32};
-  static const int sorts[][2] = {{0, 0}, {1, 0}, {1, 5}, {1, 64}};
+  static const int sorts[][2] = {{0, 0}, {1, 0}, {1, 5}, {1, 64}, {1, ELLR_SORT_WINDOW_AUTO}};
   char             name[160];
   for (size_t it = 0; it < sizeof(Ts) / sizeof(Ts[0]); it++)
     for (size_t ic = 0; ic < sizeof(Cs) / sizeof(Cs[0]); ic++)
@@ -433,6 +466,7 @@ int main(void)
   ADD("3d7 N=5", tcsr_stencil_3d7(&sh[ns].a, 5));
   ADD("2d5 N=9", tcsr_stencil_2d5(&sh[ns].a, 9));
   ADD("16-bit spans 61", tcsr_spans(&sh[ns].a, 61, 15));
+  ADD("cyclic lengths 900", tcsr_cyclic_lengths(&sh[ns].a, 900, 16));
 
   for (int s = 0; s < ns; s++) {
     const long before = g_checks, fb = g_failed;
@@ -441,7 +475,9 @@ int main(void)
     printf("%-20s %5d x %-5d nnz %6lld: %5ld checks, %ld failed\n", sh[s].name, sh[s].a.nrows, sh[s].a.ncols, (long long)tcsr_nnz(&sh[s].a), g_checks - before, g_failed - fb);
   }
   check_errors();
-  printf("configurations: %d (shapes %d x T {auto,1..32} x C {0,1,7,32} x sort {off,all,window 5,window 64})\n", nconfigs, ns);
+  printf("configurations: %d (shapes %d x T {auto,1..32} x C {0,1,7,32} x sort {off,all,window 5,window 64,window auto})\n", nconfigs, ns);
+  printf("automatic sort window: rows kept in order %d times, a window %d, all rows %d\n", g_auto_order[0], g_auto_order[1], g_auto_order[2]);
+  CHECK(g_auto_order[0] > 0 && g_auto_order[1] > 0 && g_auto_order[2] > 0, "the automatic sort window's three outcomes are not all covered");
   for (int s = 0; s < ns; s++) tcsr_free(&sh[s].a);
   if (g_failed) {
     printf("test_engine: %ld of %ld checks FAILED\n", g_failed, g_checks);

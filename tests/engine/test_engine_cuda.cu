@@ -218,7 +218,7 @@ static ellr_status update_and_clobber(ellr_cuda_matrix *d, tcsr *b, const double
 static void run_shape(shape *sh, int quick, cudaStream_t stream, long *ncreated)
 {
   static const int Ts[] = {0, 1, 2, 4, 8, 16, 32}, Cs[] = {0, 1, 7, 32}, BSs[] = {0, 128, 256, 512, 64, 1024, 96};
-  static const int sorts[][2] = {{0, 0}, {1, 0}, {1, 5}};
+  static const int sorts[][2] = {{0, 0}, {1, 0}, {1, ELLR_SORT_WINDOW_AUTO}};
   /* kernel variants: {kernel, uselen, chunk, loads} */
   static const ellr_cuda_kopts kv[] = {{1, 1, 0, 0}, {1, 0, 0, 1}, {2, 0, 1, 0}, {2, 1, 2, 1}, {2, -1, -1, 0}, {2, 0, 3, 1}};
   const tcsr   *a   = &sh->a;
@@ -623,6 +623,7 @@ int main(int argc, char **argv)
   ADD("long rows 40x9000", tcsr_random(&sh[ns].a, 40, 9000, 3000, 0.2, 3, 13)); /* every row past IPCSR's long-row limit, some empty, one dense */
   ADD("short and long 5000", tcsr_powerlaw(&sh[ns].a, 5000, 20000, 1.0, 1.2, 16000, 14));
   ADD("16-bit spans 3001", tcsr_spans(&sh[ns].a, 3001, 15)); /* packed and 32-bit slices side by side, spans at the limit */
+  ADD("cyclic lengths 9000", tcsr_cyclic_lengths(&sh[ns].a, 9000, 16)); /* the automatic sort window picks a window */
 
   const int ndev = ellr_cuda_device_count();
   printf("CUDA devices: %d%s\n", ndev, quick ? " (quick)" : "");

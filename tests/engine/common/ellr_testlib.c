@@ -296,6 +296,24 @@ int tcsr_spans(tcsr *a, int32_t nrows, uint64_t seed)
   return 0;
 }
 
+/* Row i of length 1 + i % 8 (distinct random columns): sorting pays, and a window of a few cycles stores as little
+   as the full sort -- the automatic sort window's middle outcome. */
+int tcsr_cyclic_lengths(tcsr *a, int32_t n, uint64_t seed)
+{
+  uint64_t rng = seed;
+  if (tcsr_alloc(a, n, n, (int64_t)n * 8)) return 1;
+  int64_t nz = 0;
+  for (int32_t i = 0; i < n; i++) {
+    const int32_t len = 1 + i % 8, c0 = (int32_t)trng_below(&rng, n - 8);
+    for (int32_t k = 0; k < len; k++) {
+      a->colidx[nz] = c0 + k;
+      a->val[nz++]  = trng_value(&rng);
+    }
+    a->rowptr[i + 1] = (int32_t)nz;
+  }
+  return 0;
+}
+
 void tcsr_randomize_values(tcsr *a, uint64_t seed)
 {
   uint64_t      rng = seed ^ 0xABCDEF12345ull;

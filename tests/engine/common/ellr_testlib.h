@@ -55,6 +55,9 @@ int tcsr_stencil_2d5(tcsr *a, int32_t N);
 /* Column spans at the 16-bit offsets' limit: row i holds {c0, c0 + span} with span cycling through 0, 65533,
    65534 (the limit), 65535, 100000, and every 6th row empty; c0 random.  300000 columns. */
 int tcsr_spans(tcsr *a, int32_t nrows, uint64_t seed);
+/* Row i of length 1 + i % 8, distinct random columns: sorting pays, and a window of a few cycles stores as little
+   as the full sort (the automatic sort window's middle outcome). */
+int tcsr_cyclic_lengths(tcsr *a, int32_t n, uint64_t seed);
 /* Replaces all values by new random ones (same pattern). */
 void tcsr_randomize_values(tcsr *a, uint64_t seed);
 

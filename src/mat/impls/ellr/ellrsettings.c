@@ -26,6 +26,7 @@ PetscErrorCode MatELLRSettingsDefault(MatELLRFormat format, MatELLRSettings *s)
   s->eng.max_fill     = 8.0;
   s->eng.sort_rows    = format == MAT_ELLR_FORMAT_PELLR;
   s->eng.slice_height = 32;
+  s->eng.sort_window  = ELLR_SORT_WINDOW_AUTO; /* with -mat_ellr_sort (pellr): sigma picked from the matrix */
   s->eng.tune         = ELLR_TUNE_MODEL;
   s->eng.pin_host     = 1;
   s->eng.family       = format == MAT_ELLR_FORMAT_PELLR ? ELLR_FAMILY_AUTO : ELLR_FAMILY_SLICED;
@@ -51,7 +52,7 @@ PetscErrorCode MatELLRSettingsFromOptions(Mat A, MatELLROptionItems PetscOptions
   PetscCall(PetscOptionsInt("-mat_ellr_block_size", "GPU threads per block, a multiple of 32 up to 1024; 0 = automatic", "MATELLR", bs, &bs, NULL));
   PetscCall(PetscOptionsInt("-mat_ellr_slice_height", "Rows per slice; 0 = one slice of all rows", "MATELLR", C, &C, NULL));
   PetscCall(PetscOptionsBool("-mat_ellr_sort", "Store rows sorted by decreasing length (PELLR)", "MATELLR", sort, &sort, NULL));
-  PetscCall(PetscOptionsInt("-mat_ellr_sort_window", "Sort rows only inside windows of this many rows; 0 = all rows", "MATELLR", window, &window, NULL));
+  PetscCall(PetscOptionsInt("-mat_ellr_sort_window", "Sort rows only inside windows of this many rows; 0 = all rows; -1 = picked from the matrix (no sort where it would remove under 2% of the padding)", "MATELLR", window, &window, NULL));
   PetscCall(PetscOptionsReal("-mat_ellr_max_fill", "Refuse storage of more than this many times CSR's bytes; 0 = no limit", "MATELLR", max_fill, &max_fill, NULL));
   PetscCall(PetscOptionsEnum("-mat_ellr_tune", "How the GPU kernel's parameters left at 0 are picked: model (row statistics; at most 3 timed products, on large blocks only), exhaustive (timed search) or none (the model, untimed)", "MATELLR", MatELLRTuneModes, tune, &tune, NULL));
   PetscCall(PetscOptionsEnum("-mat_ellr_kernel", "GPU kernel family: sliced (the ELLPACK-R layout), auto (chosen per matrix: sliced, or a CSR kernel where faster), csr_vector (seed 003) or ipcsr (seed 004) on the CSR arrays", "MATELLR", MatELLRKernels, kernel, &kernel, NULL));
@@ -65,7 +66,7 @@ PetscErrorCode MatELLRSettingsFromOptions(Mat A, MatELLROptionItems PetscOptions
   PetscCheck(T >= 0 && T <= ELLR_MAX_THREADS_PER_ROW && !(T & (T - 1)), PetscObjectComm((PetscObject)A), PETSC_ERR_ARG_OUTOFRANGE, "-%smat_ellr_threads_per_row %" PetscInt_FMT " is invalid: use 1, 2, 4, 8, 16 or 32 (or 0 to tune it)", pre, T);
   PetscCheck(bs >= 0 && bs <= 1024 && bs % 32 == 0, PetscObjectComm((PetscObject)A), PETSC_ERR_ARG_OUTOFRANGE, "-%smat_ellr_block_size %" PetscInt_FMT " is invalid: use a multiple of 32 up to 1024, e.g. 128, 256 or 512 (or 0 to tune it)", pre, bs);
   PetscCheck(C >= 0 && C <= 2147483647, PetscObjectComm((PetscObject)A), PETSC_ERR_ARG_OUTOFRANGE, "-%smat_ellr_slice_height %" PetscInt_FMT " is invalid: use a positive number of rows per slice such as 32, or 0 for one slice of all rows", pre, C);
-  PetscCheck(window >= 0, PetscObjectComm((PetscObject)A), PETSC_ERR_ARG_OUTOFRANGE, "-%smat_ellr_sort_window %" PetscInt_FMT " is invalid: use a positive number of rows, or 0 to sort all rows", pre, window);
+  PetscCheck(window >= ELLR_SORT_WINDOW_AUTO, PetscObjectComm((PetscObject)A), PETSC_ERR_ARG_OUTOFRANGE, "-%smat_ellr_sort_window %" PetscInt_FMT " is invalid: use a positive number of rows, 0 to sort all rows, or -1 to let the matrix decide", pre, window);
   PetscCheck(max_fill >= 0, PetscObjectComm((PetscObject)A), PETSC_ERR_ARG_OUTOFRANGE, "-%smat_ellr_max_fill %g is invalid: use a ratio to CSR's memory such as 8, or 0 for no limit", pre, (double)max_fill);
   s->eng.threads_per_row = (int)T;
   s->eng.block_size      = (int)bs;

@@ -61,7 +61,8 @@ typedef struct {
   int    block_size;      /* GPU threads per block, a multiple of 32 up to 1024; 0 = tuned */
   int    slice_height;    /* C >= 1; 0 (or more than the rows) = all rows in one slice (plain ELLPACK-R) */
   int    sort_rows;       /* 0 = keep row order; 1 = sort rows by decreasing length */
-  int    sort_window;     /* with sort_rows: sort inside windows of this many rows; 0 = all */
+  int    sort_window;     /* with sort_rows: sort inside windows of this many rows; 0 = all; ELLR_SORT_WINDOW_AUTO:
+                             picked from the matrix (below) */
   double max_fill;        /* refuse storage of more than max_fill times CSR's bytes; <= 0: no limit */
   int    tune;            /* GPU: what is left at 0 is picked by ELLR_TUNE_MODEL (row statistics, <= 3 timed
                              products on large blocks), ELLR_TUNE_EXHAUSTIVE (timed search over T, block size,
@@ -74,6 +75,14 @@ typedef struct {
                              base in every slice whose columns span at most ELLR_COL16_SPAN (10 bytes per entry
                              instead of 12), 32-bit indices in the others; 32 = 32-bit indices everywhere */
 } ellr_params;
+
+/* The sort window picked from the matrix (SELL-C-sigma's sigma): rows keep their order when a full sort would
+   store no fewer than 98% of the entries that order stores (a stencil: sorting moves its boundary rows apart from
+   their neighbours and scatters x's gathers for nothing); else the smallest window of 32 C or 1024 C rows whose
+   sort stores at most 2% more than the full sort's (rows stay near their neighbours); else all rows. */
+#define ELLR_SORT_WINDOW_AUTO (-1)
+/* a candidate order storing cand entries is as good as the best one's best (2%) */
+#define ELLR_SORT_CLOSE(cand, best) (100 * (int64_t)(cand) <= 102 * (int64_t)(best))
 
 enum { ELLR_TUNE_MODEL = 0, ELLR_TUNE_EXHAUSTIVE = 1, ELLR_TUNE_NONE = 2 };
 /* Kernel families of the CUDA backend (the CPU backend always uses the sliced layout):
@@ -130,6 +139,7 @@ typedef struct {
   int32_t *rowlen;      /* [nslices * C], stored order; rows past nrows have length 0 */
   int32_t *perm;        /* [nrows], stored row -> original row; NULL for identity */
   int32_t  sorted;      /* rows sorted by length (perm describes the order) */
+  int32_t  window;      /* with sorted: rows per sort window (0: all rows) -- the one picked with ELLR_SORT_WINDOW_AUTO */
   int32_t  nrows_out;   /* rows of the products' y (compressed rows: more than nrows) */
   int32_t *outrow;      /* [nrows], stored row -> row of y, with compressed rows; NULL otherwise (then perm) */
   ellr_stats stats;

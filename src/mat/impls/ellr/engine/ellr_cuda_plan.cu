@@ -130,38 +130,100 @@ static int bits_for(int v)
 struct order_scratch {
   cudaStream_t        s;
   ellr_plan_counters *c;
-  int32_t            *keys, *rows, *offsets;
+  int32_t            *keys, *rows, *offsets, *width, *ckeys, *crows;
+  int64_t            *sum;
   char               *temp;
-  explicit order_scratch(cudaStream_t st) : s(st), c(NULL), keys(NULL), rows(NULL), offsets(NULL), temp(NULL) { }
+  explicit order_scratch(cudaStream_t st) : s(st), c(NULL), keys(NULL), rows(NULL), offsets(NULL), width(NULL), ckeys(NULL), crows(NULL), sum(NULL), temp(NULL) { }
   ~order_scratch()
   {
     sfree(&c, s);
     sfree(&keys, s);
     sfree(&rows, s);
     sfree(&offsets, s);
+    sfree(&width, s);
+    sfree(&ckeys, s);
+    sfree(&crows, s);
+    sfree(&sum, s);
     sfree(&temp, s);
   }
 };
 
-static ellr_status sort_rows(const ellr_params *p, int32_t n, int maxlen, cudaStream_t s, order_scratch *w, ellr_dplan *dp)
+/* Rows sorted by decreasing length (stable) inside windows of W rows (W <= 0 or >= n: all rows), from the lengths
+   in w->keys and the rows in w->rows into kout / vout. */
+static ellr_status sort_rows(int32_t W, int32_t n, int maxlen, cudaStream_t s, order_scratch *w, int32_t *kout, int32_t *vout)
 {
-  const unsigned *kin = (const unsigned *)w->keys;
-  unsigned       *kout = (unsigned *)dp->rowlen;
+  const unsigned *kin    = (const unsigned *)w->keys;
   const int       endbit = bits_for(maxlen);
   size_t          bytes  = 0;
-  if (p->sort_window <= 0 || p->sort_window >= n) {
-    CU(cub::DeviceRadixSort::SortPairsDescending(NULL, bytes, kin, kout, w->rows, dp->perm, n, 0, endbit, s));
+  sfree(&w->temp, s);
+  if (W <= 0 || W >= n) {
+    CU(cub::DeviceRadixSort::SortPairsDescending(NULL, bytes, kin, (unsigned *)kout, w->rows, vout, n, 0, endbit, s));
     TRY(salloc(&w->temp, bytes, s, "the sort's scratch"));
-    CU(cub::DeviceRadixSort::SortPairsDescending(w->temp, bytes, kin, kout, w->rows, dp->perm, n, 0, endbit, s));
+    CU(cub::DeviceRadixSort::SortPairsDescending(w->temp, bytes, kin, (unsigned *)kout, w->rows, vout, n, 0, endbit, s));
     return ELLR_OK;
   }
-  const int32_t W = p->sort_window, nseg = (int32_t)(((int64_t)n + W - 1) / W);
+  const int32_t nseg = (int32_t)(((int64_t)n + W - 1) / W);
+  sfree(&w->offsets, s);
   TRY(salloc(&w->offsets, (size_t)nseg + 1, s, "the sort windows"));
   ellr_kernel_window_offsets<<<grid_of((int64_t)nseg + 1, 256), 256, 0, s>>>(nseg, W, n, w->offsets);
   CU(cudaGetLastError());
-  CU(cub::DeviceSegmentedRadixSort::SortPairsDescending(NULL, bytes, kin, kout, w->rows, dp->perm, n, nseg, w->offsets, w->offsets + 1, 0, endbit, s));
+  CU(cub::DeviceSegmentedRadixSort::SortPairsDescending(NULL, bytes, kin, (unsigned *)kout, w->rows, vout, n, nseg, w->offsets, w->offsets + 1, 0, endbit, s));
   TRY(salloc(&w->temp, bytes, s, "the sort's scratch"));
-  CU(cub::DeviceSegmentedRadixSort::SortPairsDescending(w->temp, bytes, kin, kout, w->rows, dp->perm, n, nseg, w->offsets, w->offsets + 1, 0, endbit, s));
+  CU(cub::DeviceSegmentedRadixSort::SortPairsDescending(w->temp, bytes, kin, (unsigned *)kout, w->rows, vout, n, nseg, w->offsets, w->offsets + 1, 0, endbit, s));
+  return ELLR_OK;
+}
+
+/* Entries stored at T = 1 by slices of C rows of lengths len (stored order), as the host's ellr_stored_entries. */
+static ellr_status stored_entries(const int32_t *len, int32_t n, int32_t C, cudaStream_t s, order_scratch *w, int64_t *out)
+{
+  const int32_t ns    = (int32_t)(((int64_t)n + C - 1) / C);
+  size_t        bytes = 0;
+  sfree(&w->width, s);
+  sfree(&w->temp, s);
+  TRY(salloc(&w->width, (size_t)ns, s, "the slice widths"));
+  CU(cudaMemsetAsync(w->width, 0, (size_t)ns * sizeof(int32_t), s));
+  ellr_kernel_slice_width<<<grid_of(n, 256), 256, 0, s>>>(n, C, len, w->width);
+  CU(cudaGetLastError());
+  CU(cub::DeviceReduce::Sum(NULL, bytes, w->width, w->sum, ns, s));
+  TRY(salloc(&w->temp, bytes, s, "the reduction's scratch"));
+  CU(cub::DeviceReduce::Sum(w->temp, bytes, w->width, w->sum, ns, s));
+  CU(cudaMemcpyAsync(out, w->sum, sizeof(int64_t), cudaMemcpyDeviceToHost, s));
+  CU(cudaStreamSynchronize(s));
+  *out *= C;
+  return ELLR_OK;
+}
+
+/* ELLR_SORT_WINDOW_AUTO (ellr.h), the host plan's choice: the full sort into dp; rows back in their order when it
+   saves too little, else the first window that stores as little (its order copied into dp). */
+static ellr_status choose_order(int32_t n, int maxlen, int32_t C, cudaStream_t s, order_scratch *w, ellr_dplan *dp, ellr_plan *pl)
+{
+  int64_t all, none, cand;
+  TRY(sort_rows(0, n, maxlen, s, w, dp->rowlen, dp->perm));
+  TRY(stored_entries(dp->rowlen, n, C, s, w, &all));
+  TRY(stored_entries(w->keys, n, C, s, w, &none));
+  pl->window = 0;
+  pl->sorted = !ELLR_SORT_CLOSE(none, all);
+  if (!pl->sorted) {
+    CU(cudaMemcpyAsync(dp->rowlen, w->keys, (size_t)n * sizeof(int32_t), cudaMemcpyDeviceToDevice, s));
+    CU(cudaStreamSynchronize(s));
+    return dfree(&dp->perm);
+  }
+  static const int64_t mult[2] = {32, 1024};
+  for (int k = 0; k < 2; k++) {
+    const int64_t W = mult[k] * C;
+    if (W >= n) break;
+    if (!w->ckeys) TRY(salloc(&w->ckeys, (size_t)n, s, "the candidate order"));
+    if (!w->crows) TRY(salloc(&w->crows, (size_t)n, s, "the candidate order"));
+    TRY(sort_rows((int32_t)W, n, maxlen, s, w, w->ckeys, w->crows));
+    TRY(stored_entries(w->ckeys, n, C, s, w, &cand));
+    if (ELLR_SORT_CLOSE(cand, all)) {
+      CU(cudaMemcpyAsync(dp->rowlen, w->ckeys, (size_t)n * sizeof(int32_t), cudaMemcpyDeviceToDevice, s));
+      CU(cudaMemcpyAsync(dp->perm, w->crows, (size_t)n * sizeof(int32_t), cudaMemcpyDeviceToDevice, s));
+      CU(cudaStreamSynchronize(s));
+      pl->window = (int32_t)W;
+      break;
+    }
+  }
   return ELLR_OK;
 }
 
@@ -196,10 +258,14 @@ ellr_status ellr_cuda_plan_order(const int32_t *d_rowptr, int32_t n, int32_t nco
   CU(cudaMemcpyAsync(&hc, w.c, sizeof(hc), cudaMemcpyDeviceToHost, s));
   CU(cudaStreamSynchronize(s));
   if (hc.bad) return ellr_error(ELLR_ERR_ARG, "CSR row offsets decrease");
-  if (sort) {
-    TRY(sort_rows(p, n, hc.maxlen, s, &w, dp));
+  if (sort && p->sort_window == ELLR_SORT_WINDOW_AUTO) {
+    TRY(salloc(&w.sum, 1, s, "the stored-entry count"));
+    TRY(choose_order(n, hc.maxlen, pl->C, s, &w, dp, pl));
+  } else if (sort) {
+    TRY(sort_rows(p->sort_window, n, hc.maxlen, s, &w, dp->rowlen, dp->perm));
     CU(cudaStreamSynchronize(s));
     pl->sorted = 1;
+    pl->window = p->sort_window < n ? p->sort_window : 0;
   }
   dp->signature          = hc.signature ^ ((unsigned long long)n * 0x9e3779b97f4a7c15ull) ^ ((unsigned long long)ncols << 17) ^ (unsigned long long)nnz;
   pl->stats.nnz           = nnz;

@@ -26,7 +26,7 @@ ellr_status ellr_params_check(const ellr_params *p)
   if (T < 0 || T > ELLR_MAX_THREADS_PER_ROW || (T & (T - 1))) return ellr_error(ELLR_ERR_ARG, "threads per row %d is not one of 1, 2, 4, 8, 16, 32 (or 0 for automatic)", T);
   if (bs < 0 || bs > 1024 || bs % 32) return ellr_error(ELLR_ERR_ARG, "block size %d is not a multiple of 32 between 32 and 1024 (or 0 for automatic)", bs);
   if (p->slice_height < 0) return ellr_error(ELLR_ERR_ARG, "slice height %d is negative (0 means one slice of all rows)", p->slice_height);
-  if (p->sort_window < 0) return ellr_error(ELLR_ERR_ARG, "sort window %d is negative (0 means all rows)", p->sort_window);
+  if (p->sort_window < 0 && p->sort_window != ELLR_SORT_WINDOW_AUTO) return ellr_error(ELLR_ERR_ARG, "sort window %d is negative (0 means all rows, %d picks it from the matrix)", p->sort_window, ELLR_SORT_WINDOW_AUTO);
   if (p->tune < ELLR_TUNE_MODEL || p->tune > ELLR_TUNE_NONE) return ellr_error(ELLR_ERR_ARG, "tune mode %d is not model (0), exhaustive (1) or none (2)", p->tune);
   if (p->index_bits != 0 && p->index_bits != 32) return ellr_error(ELLR_ERR_ARG, "index bits %d is not 0 (16-bit column offsets where a slice's span allows) or 32 (32-bit indices everywhere)", p->index_bits);
   if (p->family < ELLR_FAMILY_SLICED || p->family > ELLR_FAMILY_IPCSR) return ellr_error(ELLR_ERR_ARG, "kernel family %d is not sliced (0), auto (1), csr-vector (2) or ipcsr (3)", p->family);
@@ -93,6 +93,47 @@ static ellr_status ellr_sort_rows(const int32_t *len, int32_t nrows, int32_t max
   for (int32_t i = 0; i < nrows; i++) perm[i] = keys[i].row;
   free(keys);
   return ELLR_OK;
+}
+
+/* Entries stored at T = 1 by slices of C rows, stored row i having length len[perm[i]] (perm NULL: identity). */
+static int64_t ellr_stored_entries(const int32_t *len, const int32_t *perm, int32_t n, int32_t C)
+{
+  int64_t total = 0;
+  for (int32_t s0 = 0; s0 < n; s0 += C) {
+    int32_t w = 0;
+    for (int32_t i = s0; i < n && i - s0 < C; i++) {
+      const int32_t l = len[perm ? perm[i] : i];
+      if (l > w) w = l;
+    }
+    total += (int64_t)w * C;
+  }
+  return total;
+}
+
+/* The row order of ELLR_SORT_WINDOW_AUTO (ellr.h): perm and *window set, *sorted 0 when rows keep their order. */
+static ellr_status ellr_choose_order(const int32_t *len, int32_t n, int32_t maxlen, int32_t C, int32_t *perm, int32_t *window, int32_t *sorted)
+{
+  ellr_status st;
+  if ((st = ellr_sort_rows(len, n, maxlen, 0, perm))) return st;
+  const int64_t all = ellr_stored_entries(len, perm, n, C);
+  *window           = 0;
+  *sorted           = !ELLR_SORT_CLOSE(ellr_stored_entries(len, NULL, n, C), all);
+  if (!*sorted) return ELLR_OK;
+  int32_t *cand = (int32_t *)malloc((size_t)n * sizeof(int32_t));
+  if (!cand) return ellr_error(ELLR_ERR_MEM, "cannot allocate the row order of %d rows", n);
+  static const int64_t mult[2] = {32, 1024};
+  for (int k = 0; k < 2; k++) {
+    const int64_t W = mult[k] * C;
+    if (W >= n) break;
+    if ((st = ellr_sort_rows(len, n, maxlen, (int32_t)W, cand))) break;
+    if (ELLR_SORT_CLOSE(ellr_stored_entries(len, cand, n, C), all)) {
+      memcpy(perm, cand, (size_t)n * sizeof(int32_t));
+      *window = (int32_t)W;
+      break;
+    }
+  }
+  free(cand);
+  return st;
 }
 
 void ellr_plan_destroy(ellr_plan *pl)
@@ -207,10 +248,19 @@ ellr_status ellr_plan_create(const ellr_csr *a, const ellr_params *p, ellr_plan 
       st = ellr_error(ELLR_ERR_MEM, "cannot allocate the row permutation of %d rows", n);
       goto fail;
     }
-    if ((st = ellr_sort_rows(len, n, maxlen, p->sort_window, pl->perm))) goto fail;
-    pl->sorted = 1;
+    if (p->sort_window == ELLR_SORT_WINDOW_AUTO) {
+      if ((st = ellr_choose_order(len, n, maxlen, pl->C, pl->perm, &pl->window, &pl->sorted))) goto fail;
+    } else {
+      if ((st = ellr_sort_rows(len, n, maxlen, p->sort_window, pl->perm))) goto fail;
+      pl->sorted = 1;
+      pl->window = p->sort_window < n ? p->sort_window : 0;
+    }
+  }
+  if (pl->sorted) {
     for (int32_t i = 0; i < n; i++) pl->rowlen[i] = len[pl->perm[i]];
   } else {
+    free(pl->perm);
+    pl->perm = NULL;
     memcpy(pl->rowlen, len, (size_t)n * sizeof(int32_t));
   }
   if ((st = ellr_plan_outrows(a, pl))) goto fail;
@@ -252,6 +302,7 @@ ellr_status ellr_plan_retile(const ellr_plan *src, int threads_per_row, const el
   if (src->perm) memcpy(pl->perm, src->perm, (size_t)n * sizeof(int32_t));
   if (src->outrow) memcpy(pl->outrow, src->outrow, (size_t)n * sizeof(int32_t));
   pl->sorted = src->sorted;
+  pl->window = src->window;
   for (int32_t i = 0; i < n; i++) len[src->perm ? src->perm[i] : i] = src->rowlen[i];
   if ((st = ellr_plan_geometry(pl, &q, len, src->stats.nnz, src->stats.maxrowlen))) goto fail;
   free(len);

@@ -336,7 +336,13 @@ PetscErrorCode MatSeqAIJELLRView_Info(Mat A, PetscViewer viewer)
   st = &pl->stats;
   PetscCall(PetscViewerASCIIPrintf(viewer, "petsc-ellr format %s), backend %s%s\n", fmt, MatELLRBackends[e->backend], e->backend == MAT_ELLR_BACKEND_CPU ? " (the ELLPACK-R storage on the CPU)" : ""));
   PetscCall(PetscViewerASCIIPushTab(viewer));
-  PetscCall(PetscViewerASCIIPrintf(viewer, "threads per row %d%s, slice height %d (%d slice%s), rows %s\n", (int)pl->T, e->settings.eng.threads_per_row ? "" : " (automatic)", (int)pl->C, (int)pl->nslices, pl->nslices == 1 ? "" : "s", pl->sorted ? "sorted by decreasing length" : "in their own order"));
+  {
+    char order[256], window[64] = "", why[128] = "";
+    if (pl->sorted && pl->window) PetscCall(PetscSNPrintf(window, sizeof(window), " inside windows of %d rows", (int)pl->window));
+    if (e->settings.eng.sort_rows && e->settings.eng.sort_window == ELLR_SORT_WINDOW_AUTO) PetscCall(PetscSNPrintf(why, sizeof(why), " (-mat_ellr_sort_window -1: %s)", pl->sorted ? (pl->window ? "the smallest window storing within 2% of a full sort" : "no window stores within 2% of a full sort") : "a sort would remove under 2% of the stored entries"));
+    PetscCall(PetscSNPrintf(order, sizeof(order), "%s%s%s", pl->sorted ? "sorted by decreasing length" : "in their own order", window, why));
+    PetscCall(PetscViewerASCIIPrintf(viewer, "threads per row %d%s, slice height %d (%d slice%s), rows %s\n", (int)pl->T, e->settings.eng.threads_per_row ? "" : " (automatic)", (int)pl->C, (int)pl->nslices, pl->nslices == 1 ? "" : "s", order));
+  }
   if (pl->nrows_out > pl->nrows) PetscCall(PetscViewerASCIIPrintf(viewer, "rows stored: the %d non-empty of %d (neither set-up nor product touches the empty ones)\n", (int)pl->nrows, (int)pl->nrows_out));
   PetscCall(PetscViewerASCIIPrintf(viewer, "fill ratio %.3f (%lld stored entries for %lld nonzeros), storage %.3f MB (CSR %.3f MB)\n", st->fill, (long long)st->nstored, (long long)st->nnz, ellr_stored_bytes(st) / 1e6, (12.0 * st->nnz + 4.0 * (pl->nrows + 1)) / 1e6));
   if (st->index_bytes) PetscCall(PetscViewerASCIIPrintf(viewer, "column indices: 16-bit offsets in %d of %d slices (-mat_ellr_index16 %s); %.2f bytes per nonzero (CSR %.2f)\n", (int)st->packed_slices, (int)pl->nslices, e->settings.eng.index_bits == 32 ? "false" : "true", st->nnz ? (double)ellr_stored_bytes(st) / (double)st->nnz : 0.0, st->nnz ? (12.0 * st->nnz + 4.0 * (pl->nrows + 1)) / (double)st->nnz : 0.0));
