@@ -369,7 +369,8 @@ static const engine_format g_engine_formats[] = {
   {"PELLR", {0, 0, 32, 1, 0, 20.0, 0, 1}, NULL, 1}, /* rows sorted by length, slices of 32 */
   {"CSR-vector", {0, 0, 32, 1, 0, 0.0, 0, 1, ELLR_FAMILY_CSR_VECTOR}, NULL, 0}, /* seed 003 on the CSR arrays */
   {"IPCSR", {0, 0, 32, 1, 0, 0.0, 0, 1, ELLR_FAMILY_IPCSR}, NULL, 0},           /* seed 004 on the CSR arrays */
-  {"pellr auto", {0, 0, 32, 1, 0, 8.0, 0, 1, ELLR_FAMILY_AUTO}, NULL, 0},       /* what -mat_type pellr picks */
+  {"PELLR sigma auto", {0, 0, 32, 1, ELLR_SORT_WINDOW_AUTO, 20.0, 0, 1}, NULL, 0}, /* the sort window picked from the matrix */
+  {"pellr auto", {0, 0, 32, 1, ELLR_SORT_WINDOW_AUTO, 8.0, 0, 1, ELLR_FAMILY_AUTO}, NULL, 0}, /* what -mat_type pellr picks */
 };
 
 /* The bytes of storage a product reads: the padded layout, or the CSR arrays for the CSR families. */
