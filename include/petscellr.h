@@ -27,9 +27,15 @@
                                           cpu = the ELLPACK-R storage on the CPU (for testing the format)
 .  -mat_ellr_threads_per_row <0>        - T in {1,2,4,8,16,32}; 0 = automatic (from nnz/row; searched with -mat_ellr_tune exhaustive)
 .  -mat_ellr_block_size <0>             - GPU threads per block (multiple of 32, at most 1024); 0 = automatic (256, or searched)
-.  -mat_ellr_slice_height <0>           - rows per slice; 0 = one slice of all rows (plain ELLPACK-R)
+.  -mat_ellr_slice_height <32>          - rows per slice, each as wide as its longest row; 0 = one slice of all rows
+                                          (plain full-width ELLPACK-R)
 .  -mat_ellr_sort <false>               - store rows sorted by decreasing length (PELLR)
-.  -mat_ellr_sort_window <0>            - sort only inside windows of this many rows; 0 = all rows
+.  -mat_ellr_sort_window <-1>           - with -mat_ellr_sort: sort only inside windows of this many rows; 0 = all
+                                          rows; -1 = picked from the matrix (no sort where a full sort removes under
+                                          2% of the stored entries, else the smallest window of 32 or 1024 slices
+                                          within 2% of the full sort)
+.  -mat_ellr_index16 <true>             - 16-bit column offsets from a per-slice base in every slice whose columns
+                                          span under 65535 (10 bytes per entry instead of 12); false = 32-bit indices
 .  -mat_ellr_max_fill <8>               - refuse storage of more than this many times CSR's bytes (0 = no limit;
                                           storage under 1 MiB is never refused)
 .  -mat_ellr_tune <model,exhaustive,none> - how the GPU kernel's parameters left at 0 are picked: model = from
@@ -63,7 +69,8 @@ M*/
    slices of 32 rows (as pJDS does), so that storage stays near CSR on irregular matrices.
 
    This matrix type is identical to `MATSEQAIJPELLR` on one process and `MATMPIAIJPELLR` otherwise.
-   It takes the options of `MATELLR`; its defaults are -mat_ellr_sort true -mat_ellr_slice_height 32
+   It takes the options of `MATELLR`; its defaults are -mat_ellr_sort true (the window picked from the matrix:
+   rows keep their order where sorting would remove almost no padding, as on stencils) -mat_ellr_slice_height 32
    -mat_ellr_kernel auto (on the GPU the sliced layout, or the CSR kernel that is faster for the matrix),
    and -mat_ellr_slice_height 0 gives the PELLR paper's full-width layout.
 
