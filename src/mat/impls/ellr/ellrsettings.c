@@ -12,8 +12,8 @@ const char *MatELLRTypeName(MatELLRFormat format, PetscBool mpi)
 }
 
 /* ELLRT: rows in their own order (ELLPACK-R, seed 000) in slices of 32: each slice as wide as its own longest row,
-   and its column indices 16-bit offsets where its span allows (measured, H100: 3d27 1.16x the same layout with
-   32-bit indices, 1.18x cuSPARSE's sliced ELL; one slice of all rows, -mat_ellr_slice_height 0, can pack only
+   and its column indices 16-bit offsets where its span allows (measured, H100: 1.09-1.16x the same layout with
+   32-bit indices on the stencils of tests/spmv; one slice of all rows, -mat_ellr_slice_height 0, can pack only
    matrices of under 65535 columns).
    PELLR: rows sorted by length into slices of 32 (seeds 001 and 002), and on the GPU the kernel family chosen per
    matrix (auto): that sliced layout, or the seeds' CSR kernels where they are faster (seeds 003, 004). */
