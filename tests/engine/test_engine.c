@@ -17,6 +17,7 @@
 
 static long g_checks, g_failed;
 static int  g_auto_order[3]; /* ELLR_SORT_WINDOW_AUTO's outcomes seen: rows kept in order, a window, all rows */
+static int  g_long_seen[2];  /* plans with some long rows, with every non-empty row long */
 
 #define CHECK(cond, ...) \
   do { \
@@ -97,11 +98,29 @@ static void check_plan(const char *name, const tcsr *a, const ellr_params *p, co
   int32_t         *len = (int32_t *)malloc(((size_t)n + 1) * sizeof(int32_t));
   int32_t         *perm = (int32_t *)malloc(((size_t)n + 1) * sizeof(int32_t));
   int32_t         *slen = (int32_t *)malloc(((size_t)n + 1) * sizeof(int32_t));
-  int32_t          maxlen = 0;
+  int32_t          maxlen = 0, nonempty = 0;
   for (int32_t r = 0; r < n; r++) {
     len[r] = a->rowptr[r + 1] - a->rowptr[r];
     if (len[r] > maxlen) maxlen = len[r];
+    nonempty += len[r] > 0;
   }
+  /* the long rows: at least the threshold's entries (automatic: max(512, 16 x the mean rounded up)); they are
+     listed in row order with their entries in CSR order, and count as empty rows from here on */
+  const int64_t lmin = p->long_row_min == ELLR_LONG_ROWS_NONE ? INT32_MAX : p->long_row_min > 0 ? p->long_row_min : (n && 16 * ((nnz + n - 1) / n) > 512 ? 16 * ((nnz + n - 1) / n) : 512);
+  int32_t       nlong = 0;
+  int64_t       lent  = 0;
+  int           lg_ok = pl->long_min == (int32_t)lmin;
+  for (int32_t r = 0; r < n; r++)
+    if (len[r] >= lmin) {
+      lg_ok &= nlong < pl->nlong && pl->long_rows[nlong] == r && pl->long_start[nlong] == lent && pl->long_start[nlong + 1] == lent + len[r];
+      lg_ok &= !pl->long_out; /* no compressed rows here */
+      for (int32_t k = 0; lg_ok && k < len[r]; k++) lg_ok &= m->long_col[lent + k] == a->colidx[a->rowptr[r] + k] && m->long_val[lent + k] == a->val[a->rowptr[r] + k];
+      nlong++;
+      lent += len[r];
+      len[r] = 0;
+    }
+  CHECK(lg_ok && pl->nlong == nlong && pl->stats.long_entries == lent, "%s: long rows: %d rows / %lld entries (want %d / %lld), threshold %d (want %lld)", name, pl->nlong, (long long)pl->stats.long_entries, nlong, (long long)lent, pl->long_min, (long long)lmin);
+  if (nlong) g_long_seen[nlong == nonempty ? 1 : 0]++;
   const int32_t T = p->threads_per_row ? p->threads_per_row : ellr_default_threads_per_row(n ? (double)nnz / n : 0.0);
   const int32_t C = (p->slice_height > 0 && p->slice_height < n) ? p->slice_height : (n ? n : 1); /* a slice taller than the matrix is the whole matrix */
   CHECK(pl->T == T && pl->C == C && pl->nrows == n && pl->ncols == a->ncols, "%s: geometry T %d/%d C %d/%d", name, pl->T, T, pl->C, C);
@@ -149,10 +168,10 @@ static void check_plan(const char *name, const tcsr *a, const ellr_params *p, co
   for (int64_t i = 0; i < (int64_t)nslices * C; i++) rl_ok &= pl->rowlen[i] == (i < n ? slen[i] : 0);
   CHECK(rl_ok, "%s: rowlen in stored order", name);
   CHECK(pl->nslices == nslices && pl->slice_start[nslices] == nstored && pl->stats.nstored == nstored, "%s: nstored %lld vs %lld", name, (long long)pl->stats.nstored, (long long)nstored);
-  CHECK(pl->stats.nnz == nnz && pl->stats.maxrowlen == maxlen, "%s: nnz/maxrowlen", name);
-  CHECK(fabs(pl->stats.fill - (nnz ? (double)nstored / nnz : 1.0)) < 1e-12, "%s: fill %g", name, pl->stats.fill);
+  CHECK(pl->stats.nnz == nnz && pl->stats.maxrowlen == maxlen && pl->stats.nonempty_rows == nonempty, "%s: nnz/maxrowlen/nonempty rows", name);
+  CHECK(fabs(pl->stats.fill - (nnz ? (double)(nstored + lent) / nnz : 1.0)) < 1e-12, "%s: fill %g", name, pl->stats.fill);
   CHECK(fabs(pl->stats.meanrowlen - (n ? (double)nnz / n : 0.0)) < 1e-12, "%s: meanrowlen", name);
-  const size_t bytes = (size_t)nstored * 12 + (size_t)nslices * C * 4 + (sorted ? (size_t)n * 4 : 0) + ((size_t)nslices + 1) * 8;
+  const size_t bytes = (size_t)nstored * 12 + (size_t)nslices * C * 4 + (sorted ? (size_t)n * 4 : 0) + ((size_t)nslices + 1) * 8 + (nlong ? (size_t)lent * 12 + (size_t)nlong * 4 + ((size_t)nlong + 1) * 8 : 0);
   CHECK(pl->stats.bytes == bytes, "%s: bytes %zu vs %zu", name, pl->stats.bytes, bytes);
   CHECK(pl->stats.niter == brute_niter(slen, n, T), "%s: niter %lld vs %lld", name, (long long)pl->stats.niter, (long long)brute_niter(slen, n, T));
   CHECK(pl->stats.niter_unsorted == brute_niter(len, n, T), "%s: niter_unsorted", name);
@@ -289,14 +308,20 @@ static void run_shape(shape *sh, int *nconfigs)
   static const int Ts[] = {0, 1, 2, 4, 8, 16, 32};
   static const int Cs[] = {0, 1, 7, 32};
   static const int sorts[][2] = {{0, 0}, {1, 0}, {1, 5}, {1, 64}, {1, ELLR_SORT_WINDOW_AUTO}};
-  char             name[160];
+  char             name[200];
+  int32_t          maxlen = 0;
+  for (int32_t r = 0; r < sh->a.nrows; r++)
+    if (sh->a.rowptr[r + 1] - sh->a.rowptr[r] > maxlen) maxlen = sh->a.rowptr[r + 1] - sh->a.rowptr[r];
   for (size_t it = 0; it < sizeof(Ts) / sizeof(Ts[0]); it++)
     for (size_t ic = 0; ic < sizeof(Cs) / sizeof(Cs[0]); ic++)
       for (size_t is = 0; is < sizeof(sorts) / sizeof(sorts[0]); is++) {
-        ellr_params p = {Ts[it], 0, Cs[ic], sorts[is][0], sorts[is][1], 0.0, 0, 0, 0, 0};
+        ellr_params p = {Ts[it], 0, Cs[ic], sorts[is][0], sorts[is][1], 0.0, 0, 0, 0, 0, 0, 0};
         p.index_bits  = (it + ic + is) % 2 ? 32 : 0; /* 16-bit offsets where they fit, or 32-bit indices everywhere */
+        /* the long-row threshold: automatic, none, every non-empty row, half the longest row (some rows) */
+        const int lmodes[4] = {0, ELLR_LONG_ROWS_NONE, 1, maxlen / 2 > 1 ? maxlen / 2 : 2};
+        p.long_row_min      = lmodes[(it + is) % 4];
         ellr_matrix m;
-        snprintf(name, sizeof(name), "%s T=%d C=%d sort=%d window=%d bits=%d", sh->name, p.threads_per_row, p.slice_height, p.sort_rows, p.sort_window, p.index_bits ? 32 : 16);
+        snprintf(name, sizeof(name), "%s T=%d C=%d sort=%d window=%d bits=%d long=%d", sh->name, p.threads_per_row, p.slice_height, p.sort_rows, p.sort_window, p.index_bits ? 32 : 16, p.long_row_min);
         ellr_csr    v  = tcsr_view(&sh->a);
         ellr_status st = ellr_matrix_create(&v, &p, &m);
         CHECK(st == ELLR_OK, "%s: create failed (%d: %s)", name, st, ellr_last_error());
@@ -312,7 +337,7 @@ static void run_shape(shape *sh, int *nconfigs)
         memcpy(b.val, sh->a.val, (size_t)nnz * sizeof(double));
         tcsr_randomize_values(&b, 77 + it + ic + is);
         ellr_csr vb = tcsr_view(&b);
-        ellr_fill_values(&m.plan, &vb, m.val);
+        ellr_fill_values(&m, &vb);
         snprintf(name, sizeof(name), "%s T=%d C=%d sort=%d window=%d (refilled)", sh->name, p.threads_per_row, p.slice_height, p.sort_rows, p.sort_window);
         check_products(name, &b, &m, 555 + it);
         free(b.val);
@@ -324,7 +349,7 @@ static void run_shape(shape *sh, int *nconfigs)
    matrix, every row of y written (z or 0 where the matrix has no row), and a values refill goes through. */
 static void check_compressed(const shape *sh)
 {
-  static const int cfg[][4] = {{0, 0, 0, 0}, {1, 32, 1, 0}, {4, 7, 1, 5}, {2, 0, 1, 0}}; /* T, C, sort, window */
+  static const int cfg[][5] = {{0, 0, 0, 0, 0}, {1, 32, 1, 0, 0}, {4, 7, 1, 5, 1}, {2, 0, 1, 0, 3}, {2, 32, 0, 0, 2}}; /* T, C, sort, window, long-row threshold */
   tcsr     c;
   int32_t *rows = NULL;
   char     name[200];
@@ -333,14 +358,14 @@ static void check_compressed(const shape *sh)
     return;
   }
   for (size_t k = 0; k < sizeof(cfg) / sizeof(cfg[0]); k++) {
-    ellr_params p = {cfg[k][0], 0, cfg[k][1], cfg[k][2], cfg[k][3], 0.0, 0, 0, 0, 0};
+    ellr_params p = {cfg[k][0], 0, cfg[k][1], cfg[k][2], cfg[k][3], 0.0, 0, 0, 0, 0, cfg[k][4], 0};
     ellr_matrix m;
     ellr_csr    v = tcsr_view_compressed(&c, rows, sh->a.nrows);
-    snprintf(name, sizeof(name), "%s compressed (%d of %d rows) T=%d C=%d sort=%d/%d", sh->name, c.nrows, sh->a.nrows, p.threads_per_row, p.slice_height, p.sort_rows, p.sort_window);
+    snprintf(name, sizeof(name), "%s compressed (%d of %d rows) T=%d C=%d sort=%d/%d long=%d", sh->name, c.nrows, sh->a.nrows, p.threads_per_row, p.slice_height, p.sort_rows, p.sort_window, p.long_row_min);
     ellr_status st = ellr_matrix_create(&v, &p, &m);
     CHECK(st == ELLR_OK, "%s: create failed: %s", name, ellr_last_error());
     if (st) continue;
-    CHECK(m.plan.nrows == c.nrows && m.plan.nrows_out == sh->a.nrows && (c.nrows == 0 || m.plan.outrow), "%s: plan rows %d / out %d", name, m.plan.nrows, m.plan.nrows_out);
+    CHECK(m.plan.nrows == c.nrows && m.plan.nrows_out == sh->a.nrows && (c.nrows == 0 || m.plan.outrow) && (!m.plan.nlong || m.plan.long_out), "%s: plan rows %d / out %d", name, m.plan.nrows, m.plan.nrows_out);
     check_products(name, &sh->a, &m, 4000 + k);
     tcsr b = sh->a, bc = c;
     b.val  = (double *)malloc((size_t)(tcsr_nnz(&c) ? tcsr_nnz(&c) : 1) * sizeof(double));
@@ -348,7 +373,7 @@ static void check_compressed(const shape *sh)
     tcsr_randomize_values(&b, 4100 + k); /* the same nonzeros in the same order, whole and compressed */
     bc.val      = b.val;
     ellr_csr vb = tcsr_view_compressed(&bc, rows, sh->a.nrows);
-    ellr_fill_values(&m.plan, &vb, m.val);
+    ellr_fill_values(&m, &vb);
     strncat(name, " (refilled)", sizeof(name) - strlen(name) - 1);
     check_products(name, &b, &m, 4200 + k);
     free(b.val);
@@ -360,7 +385,7 @@ static void check_compressed(const shape *sh)
     int32_t     t = rows[0];
     rows[0]       = rows[1];
     ellr_csr    v = tcsr_view_compressed(&c, rows, sh->a.nrows);
-    ellr_params p = {1, 0, 0, 0, 0, 0.0, 0, 0, 0, 0};
+    ellr_params p = {1, 0, 0, 0, 0, 0.0, 0, 0, 0, 0, 0, 0};
     ellr_status st = ellr_matrix_create(&v, &p, &m);
     CHECK(st == ELLR_ERR_ARG && strstr(ellr_last_error(), "increase strictly"), "%s: unordered compressed rows: %d '%s'", sh->name, st, ellr_last_error());
     rows[0] = t;
@@ -384,11 +409,11 @@ static void check_errors(void)
   ellr_csr v = tcsr_view(&a);
 
   ellr_params bad[] = {
-    {3, 0, 0, 0, 0, 0.0, 0, 0, 0, 0},  {64, 0, 0, 0, 0, 0.0, 0, 0, 0, 0}, {-1, 0, 0, 0, 0, 0.0, 0, 0, 0, 0}, {1, 33, 0, 0, 0, 0.0, 0, 0, 0, 0},
-    {1, 2048, 0, 0, 0, 0.0, 0, 0, 0, 0}, {1, 0, -1, 0, 0, 0.0, 0, 0, 0, 0}, {1, 0, 0, 1, -4, 0.0, 0, 0, 0, 0}, {1, 0, 0, 0, 0, 0.0, 3, 0, 0, 0}, {1, 0, 0, 0, 0, 0.0, 0, 0, 7, 0},
-    {1, 0, 0, 0, 0, 0.0, 0, 0, 0, 16},
+    {3, 0, 0, 0, 0, 0.0, 0, 0, 0, 0, 0, 0},  {64, 0, 0, 0, 0, 0.0, 0, 0, 0, 0, 0, 0}, {-1, 0, 0, 0, 0, 0.0, 0, 0, 0, 0, 0, 0}, {1, 33, 0, 0, 0, 0.0, 0, 0, 0, 0, 0, 0},
+    {1, 2048, 0, 0, 0, 0.0, 0, 0, 0, 0, 0, 0}, {1, 0, -1, 0, 0, 0.0, 0, 0, 0, 0, 0, 0}, {1, 0, 0, 1, -4, 0.0, 0, 0, 0, 0, 0, 0}, {1, 0, 0, 0, 0, 0.0, 3, 0, 0, 0, 0, 0}, {1, 0, 0, 0, 0, 0.0, 0, 0, 7, 0, 0, 0},
+    {1, 0, 0, 0, 0, 0.0, 0, 0, 0, 16, 0, 0}, {1, 0, 0, 0, 0, 0.0, 0, 0, 0, 0, -2, 0}, {1, 0, 0, 0, 0, 0.0, 0, 0, 0, 0, 0, 2},
   };
-  const char *what[] = {"threads per row 3", "threads per row 64", "threads per row -1", "block size 33", "block size 2048", "slice height -1", "sort window -4", "tune mode 3", "kernel family 7", "index bits 16"};
+  const char *what[] = {"threads per row 3", "threads per row 64", "threads per row -1", "block size 33", "block size 2048", "slice height -1", "sort window -4", "tune mode 3", "kernel family 7", "index bits 16", "long-row threshold -2", "long-row join 2"};
   for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
     st = ellr_plan_create(&v, &bad[i], &pl);
     CHECK(st == ELLR_ERR_ARG && contains(ellr_last_error(), what[i]), "bad param %zu: status %d, message '%s'", i, st, ellr_last_error());
@@ -401,15 +426,21 @@ static void check_errors(void)
   tcsr big;
   tcsr_random(&big, 20000, 20000, 1.0, 0.0, 7, 21);
   ellr_csr    vbig = tcsr_view(&big);
-  ellr_params pf   = {1, 0, 0, 0, 0, 2.0, 0, 0, 0, 0};
+  ellr_params pf   = {1, 0, 0, 0, 0, 2.0, 0, 0, 0, 0, ELLR_LONG_ROWS_NONE, 0};
   st               = ellr_plan_create(&vbig, &pf, &pl);
   CHECK(st == ELLR_ERR_FILL && contains(ellr_last_error(), "times the") && contains(ellr_last_error(), "max fill 2"), "max_fill: status %d, message '%s'", st, ellr_last_error());
   CHECK(pl.slice_start == NULL && pl.rowlen == NULL, "max_fill: plan not cleared");
   printf("max_fill refusal: %s\n", ellr_last_error());
   st = ellr_matrix_create(&vbig, &pf, &m);
   CHECK(st == ELLR_ERR_FILL && m.cols.words == NULL, "max_fill via matrix_create: %d", st);
-  /* ... and is accepted in slices of one row (no padding) */
-  ellr_params pf32 = {1, 0, 1, 1, 0, 2.0, 0, 0, 0, 0};
+  /* ... accepted with the long-row path (the dense row leaves the slices: no padding for it) */
+  ellr_params pfl = pf;
+  pfl.long_row_min = 0;
+  st               = ellr_plan_create(&vbig, &pfl, &pl);
+  CHECK(st == ELLR_OK && pl.nlong == 1 && pl.long_rows[0] == 7 && pl.stats.fill < 2.0, "max_fill with the long-row path: %d '%s'", st, ellr_last_error());
+  if (!st) ellr_plan_destroy(&pl);
+  /* ... and in slices of one row (no padding) */
+  ellr_params pf32 = {1, 0, 1, 1, 0, 2.0, 0, 0, 0, 0, 0, 0};
   st               = ellr_plan_create(&vbig, &pf32, &pl);
   CHECK(st == ELLR_OK, "max_fill with sorted slices: %d '%s'", st, ellr_last_error());
   if (!st) ellr_plan_destroy(&pl);
@@ -419,7 +450,7 @@ static void check_errors(void)
   if (!st) ellr_plan_destroy(&pl);
   tcsr_free(&big);
   /* the same matrix fits once sorted into slices of 1 (no padding at all) */
-  ellr_params ps = {1, 0, 1, 1, 0, 1.0, 0, 0, 0, 0};
+  ellr_params ps = {1, 0, 1, 1, 0, 1.0, 0, 0, 0, 0, 0, 0};
   st = ellr_plan_create(&v, &ps, &pl);
   CHECK(st == ELLR_OK && pl.stats.nstored == pl.stats.nnz, "slice height 1 has no padding: %d", st);
   if (!st) ellr_plan_destroy(&pl);
@@ -427,7 +458,7 @@ static void check_errors(void)
   int32_t rp_bad0[] = {1, 2, 3}, rp_dec[] = {0, 2, 1}, ci[] = {0, 1, 0};
   double  vv[]      = {1, 2, 3};
   ellr_csr    c1 = {2, 2, rp_bad0, ci, vv, NULL, 0}, c2 = {2, 2, rp_dec, ci, vv, NULL, 0}, c3 = {-1, 2, rp_dec, ci, vv, NULL, 0}, c4 = {2, 2, NULL, ci, vv, NULL, 0};
-  ellr_params p0 = {1, 0, 0, 0, 0, 0.0, 0, 0, 0, 0};
+  ellr_params p0 = {1, 0, 0, 0, 0, 0.0, 0, 0, 0, 0, 0, 0};
   CHECK(ellr_plan_create(&c1, &p0, &pl) == ELLR_ERR_ARG && contains(ellr_last_error(), "start at 0"), "rowptr[0] != 0: '%s'", ellr_last_error());
   CHECK(ellr_plan_create(&c2, &p0, &pl) == ELLR_ERR_ARG && contains(ellr_last_error(), "decrease at row 1"), "decreasing rowptr: '%s'", ellr_last_error());
   CHECK(ellr_plan_create(&c3, &p0, &pl) == ELLR_ERR_ARG && contains(ellr_last_error(), "negative"), "negative size: '%s'", ellr_last_error());
@@ -439,7 +470,7 @@ static void check_errors(void)
 
 int main(void)
 {
-  shape sh[16];
+  shape sh[17];
   int   ns = 0, nconfigs = 0;
   memset(sh, 0, sizeof(sh));
 #define ADD(nm, call) \
@@ -467,6 +498,7 @@ int main(void)
   ADD("2d5 N=9", tcsr_stencil_2d5(&sh[ns].a, 9));
   ADD("16-bit spans 61", tcsr_spans(&sh[ns].a, 61, 15));
   ADD("cyclic lengths 900", tcsr_cyclic_lengths(&sh[ns].a, 900, 16));
+  ADD("long rows 1500x1500", tcsr_powerlaw(&sh[ns].a, 1500, 1500, 2.0, 1.2, 1400, 17)); /* rows over the automatic threshold */
 
   for (int s = 0; s < ns; s++) {
     const long before = g_checks, fb = g_failed;
@@ -478,6 +510,8 @@ int main(void)
   printf("configurations: %d (shapes %d x T {auto,1..32} x C {0,1,7,32} x sort {off,all,window 5,window 64,window auto})\n", nconfigs, ns);
   printf("automatic sort window: rows kept in order %d times, a window %d, all rows %d\n", g_auto_order[0], g_auto_order[1], g_auto_order[2]);
   CHECK(g_auto_order[0] > 0 && g_auto_order[1] > 0 && g_auto_order[2] > 0, "the automatic sort window's three outcomes are not all covered");
+  printf("long-row path: plans with some long rows %d, with every non-empty row long %d\n", g_long_seen[0], g_long_seen[1]);
+  CHECK(g_long_seen[0] > 0 && g_long_seen[1] > 0, "the long-row path is not covered both ways");
   for (int s = 0; s < ns; s++) tcsr_free(&sh[s].a);
   if (g_failed) {
     printf("test_engine: %ld of %ld checks FAILED\n", g_failed, g_checks);

@@ -201,7 +201,7 @@ static void check_all_mixed(const char *name, const tcsr *a, const ellr_matrix *
 static void ref_values(ellr_matrix *ref, const tcsr *b)
 {
   ellr_csr bv = tcsr_view(b);
-  ellr_fill_values(&ref->plan, &bv, ref->val);
+  ellr_fill_values(ref, &bv);
 }
 
 /* update_values with b's values; b->val is overwritten with NaN right after the call returns (the

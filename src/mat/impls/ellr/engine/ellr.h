@@ -33,6 +33,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <limits.h>
 #include <string.h>
 
 #ifdef __cplusplus
@@ -74,7 +75,35 @@ typedef struct {
   int    index_bits;      /* column indices of the sliced layout: 0 = automatic, 16-bit offsets from a per-slice
                              base in every slice whose columns span at most ELLR_COL16_SPAN (10 bytes per entry
                              instead of 12), 32-bit indices in the others; 32 = 32-bit indices everywhere */
+  int    long_row_min;    /* rows of at least this many entries leave the slices for the long-row path (below);
+                             0 = automatic (ellr_long_row_min), ELLR_LONG_ROWS_NONE = every row stays in the slices */
+  int    long_join;       /* GPU: how the chunks of a long row meet: ELLR_LONG_JOIN_SEGMENTED or _ATOMIC (below) */
 } ellr_params;
+
+/* The long-row path.  A row much longer than the others sets its slice's width (every other row of the slice pads
+   up to it, unless rows are sorted) and keeps one warp walking it after the rest of the GPU is done.  Rows of at
+   least long_row_min entries therefore leave the slices -- they are empty rows there and pad nothing -- and keep
+   their entries in CSR order in a storage of their own, cut into chunks of ELLR_LONG_CHUNK entries that separate
+   warps multiply.  The chunks of a row meet by
+     SEGMENTED  each chunk's sum written apart; the row's last chunk to finish adds them in chunk order: the same
+                answer in every product (deterministic), one extra read and write per chunk;
+     ATOMIC     each chunk's sum added into y with atomicAdd: no partial sums, but the order of the additions,
+                hence the rounding of the row's result, can change from one product to the next.
+   Automatic threshold: max(ELLR_LONG_ROW_FLOOR, 16 x the mean row length rounded up) -- a row 16 times the mean
+   would pad a slice of rows near the mean 16-fold, and under the floor a row is short work for one warp anyway. */
+#define ELLR_LONG_ROWS_NONE  (-1)
+#define ELLR_LONG_ROW_FLOOR  512
+#define ELLR_LONG_CHUNK      256
+enum { ELLR_LONG_JOIN_SEGMENTED = 0, ELLR_LONG_JOIN_ATOMIC = 1 };
+/* The threshold p asks for, for a matrix of nrows rows and nnz entries: rows with at least this many entries
+   are long; INT32_MAX when no row may be. */
+static inline int32_t ellr_long_row_min(const ellr_params *p, int64_t nnz, int32_t nrows)
+{
+  if (p->long_row_min == ELLR_LONG_ROWS_NONE) return INT32_MAX;
+  if (p->long_row_min > 0) return p->long_row_min;
+  const int64_t mean = nrows > 0 ? (nnz + nrows - 1) / nrows : 0, t = 16 * mean;
+  return t > ELLR_LONG_ROW_FLOOR ? (t < INT32_MAX ? (int32_t)t : INT32_MAX) : ELLR_LONG_ROW_FLOOR;
+}
 
 /* The sort window picked from the matrix (SELL-C-sigma's sigma): rows keep their order when a full sort would
    store no fewer than 98% of the entries that order stores (a stencil: sorting moves its boundary rows apart from
@@ -114,9 +143,10 @@ ellr_status ellr_csr_check_rows(const ellr_csr *a);
 /* What the pattern costs: computed by the plan, printed by -mat_view ::ascii_info. */
 typedef struct {
   int64_t nnz;            /* entries of the CSR input */
-  int64_t nstored;        /* entries in the padded layout */
-  double  fill;           /* nstored / nnz (1 for an empty matrix) */
-  size_t  bytes;          /* values + column indices + rowlen + perm + slice offsets */
+  int64_t nstored;        /* entries in the padded layout (the slices) */
+  double  fill;           /* (nstored + long_entries) / nnz (1 for an empty matrix) */
+  size_t  bytes;          /* values + column indices + rowlen + perm + slice offsets, and the long rows' entries,
+                             rows and offsets */
   int32_t maxrowlen;      /* longest row */
   int32_t nonempty_rows;  /* rows with at least one entry (AIJ counts 2 nnz - nonempty_rows flops for y = A x) */
   double  meanrowlen;     /* nnz / nrows */
@@ -125,6 +155,7 @@ typedef struct {
   /* set when the column indices are stored (ellr_matrix_create, ellr_cuda_create); 0 before */
   int32_t packed_slices;  /* slices with 16-bit column offsets */
   size_t  index_bytes;    /* column indices as stored (bytes above counts 4 per stored entry) */
+  int64_t long_entries;   /* entries of the long rows (stored apart, in CSR order; not in nstored) */
 } ellr_stats;
 
 /* Bytes of the storage as built: bytes with the column indices as stored. */
@@ -142,6 +173,12 @@ typedef struct {
   int32_t  window;      /* with sorted: rows per sort window (0: all rows) -- the one picked with ELLR_SORT_WINDOW_AUTO */
   int32_t  nrows_out;   /* rows of the products' y (compressed rows: more than nrows) */
   int32_t *outrow;      /* [nrows], stored row -> row of y, with compressed rows; NULL otherwise (then perm) */
+  /* the long-row path: rows of at least long_min entries, empty in the slices (rowlen 0) */
+  int32_t  long_min;    /* the threshold in use (INT32_MAX: none) */
+  int32_t  nlong;       /* long rows */
+  int32_t *long_rows;   /* [nlong], their CSR rows, increasing (host plan; NULL in the GPU plan's host copy) */
+  int32_t *long_out;    /* [nlong], their rows of y, with compressed rows; NULL otherwise (then long_rows) */
+  int64_t *long_start;  /* [nlong + 1], their entries' offsets in the long storage (host plan only, as long_rows) */
   ellr_stats stats;
 } ellr_plan;
 
@@ -169,6 +206,8 @@ typedef struct {
   ellr_plan plan;
   ellr_cols cols; /* column indices */
   double   *val;  /* [nstored]; padding holds 0.0 */
+  int32_t  *long_col; /* [stats.long_entries]: the long rows' entries in CSR order */
+  double   *long_val;
 } ellr_matrix;
 
 /* The column of the entry at position p of the layout, stored row i (-1 for padding). */
@@ -209,8 +248,8 @@ static inline int64_t ellr_pos(const ellr_plan *pl, int32_t i, int32_t k)
    and index_bits is 0, else 32-bit.  Sets pl->stats.packed_slices and index_bytes.  Free with ellr_cols_destroy. */
 ellr_status ellr_cols_create(ellr_plan *pl, const ellr_csr *a, int index_bits, ellr_cols *c);
 void        ellr_cols_destroy(ellr_cols *c);
-/* Scatters values only: the pattern is unchanged since the last fill. */
-void ellr_fill_values(const ellr_plan *pl, const ellr_csr *a, double *val);
+/* Values only, into the slices and the long rows' storage: the pattern is unchanged since the last fill. */
+void ellr_fill_values(ellr_matrix *m, const ellr_csr *a);
 
 /* Plan + allocate + fill on the host. */
 ellr_status ellr_matrix_create(const ellr_csr *a, const ellr_params *p, ellr_matrix *m);

@@ -23,6 +23,13 @@ void ellr_cpu_mult(const ellr_matrix *m, const double *x, const double *z, doubl
     }
     y[r] = z ? z[r] + sum : sum;
   }
+  /* the long rows: empty in the slices, so y holds z (or 0) there */
+  for (int32_t k = 0; k < pl->nlong; k++) {
+    const int32_t r   = pl->long_out ? pl->long_out[k] : pl->long_rows[k];
+    double        sum = 0.0;
+    for (int64_t e = pl->long_start[k]; e < pl->long_start[k + 1]; e++) sum += m->long_val[e] * x[m->long_col[e]];
+    y[r] += sum;
+  }
 }
 
 void ellr_cpu_mult_transpose(const ellr_matrix *m, const double *x, const double *z, double *y)
@@ -39,5 +46,9 @@ void ellr_cpu_mult_transpose(const ellr_matrix *m, const double *x, const double
       const int64_t p = base + (k / pl->T) * step + k % pl->T;
       y[ellr_matrix_col(m, i, p)] += m->val[p] * xr;
     }
+  }
+  for (int32_t k = 0; k < pl->nlong; k++) {
+    const double xr = x[pl->long_out ? pl->long_out[k] : pl->long_rows[k]];
+    for (int64_t e = pl->long_start[k]; e < pl->long_start[k + 1]; e++) y[m->long_col[e]] += m->long_val[e] * xr;
   }
 }

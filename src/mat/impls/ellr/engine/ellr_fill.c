@@ -1,4 +1,4 @@
-/* ellr_fill.c - the host storage: values scattered into the planned layout (O(nnz)), column indices by ellr_cols.c. */
+/* ellr_fill.c - the host storage: values scattered into the planned layout (O(nnz)), column indices by ellr_cols.c; the long rows' entries. */
 #include "ellr.h"
 
 #include <stdlib.h>
@@ -6,14 +6,29 @@
 
 static inline int32_t ellr_orig_row(const ellr_plan *pl, int32_t i) { return pl->perm ? pl->perm[i] : i; }
 
-void ellr_fill_values(const ellr_plan *pl, const ellr_csr *a, double *val)
+void ellr_fill_values(ellr_matrix *m, const ellr_csr *a)
 {
-  const int64_t step = (int64_t)pl->C * pl->T;
+  const ellr_plan *pl   = &m->plan;
+  const int64_t    step = (int64_t)pl->C * pl->T;
   for (int32_t i = 0; i < pl->nrows; i++) {
     const double *aj   = a->val + a->rowptr[ellr_orig_row(pl, i)];
     const int64_t base = ellr_pos(pl, i, 0);
-    for (int32_t k = 0; k < pl->rowlen[i]; k++) val[base + (k / pl->T) * step + k % pl->T] = aj[k];
+    for (int32_t k = 0; k < pl->rowlen[i]; k++) m->val[base + (k / pl->T) * step + k % pl->T] = aj[k];
   }
+  for (int32_t k = 0; k < pl->nlong; k++) memcpy(m->long_val + pl->long_start[k], a->val + a->rowptr[pl->long_rows[k]], (size_t)(pl->long_start[k + 1] - pl->long_start[k]) * sizeof(double));
+}
+
+/* The long rows' column indices (their values come with ellr_fill_values). */
+static ellr_status ellr_long_create(ellr_matrix *m, const ellr_csr *a)
+{
+  const ellr_plan *pl = &m->plan;
+  const size_t     ne = (size_t)pl->stats.long_entries;
+  if (!pl->nlong) return ELLR_OK;
+  m->long_col = (int32_t *)malloc((ne ? ne : 1) * sizeof(int32_t));
+  m->long_val = (double *)malloc((ne ? ne : 1) * sizeof(double));
+  if (!m->long_col || !m->long_val) return ellr_error(ELLR_ERR_MEM, "cannot allocate %zu bytes for the long rows", ne * 12);
+  for (int32_t k = 0; k < pl->nlong; k++) memcpy(m->long_col + pl->long_start[k], a->colidx + a->rowptr[pl->long_rows[k]], (size_t)(pl->long_start[k + 1] - pl->long_start[k]) * sizeof(int32_t));
+  return ELLR_OK;
 }
 
 ellr_status ellr_matrix_create(const ellr_csr *a, const ellr_params *p, ellr_matrix *m)
@@ -28,11 +43,11 @@ ellr_status ellr_matrix_create(const ellr_csr *a, const ellr_params *p, ellr_mat
     ellr_matrix_destroy(m);
     return ellr_error(ELLR_ERR_MEM, "cannot allocate %zu bytes for the padded storage", n * sizeof(double));
   }
-  if ((st = ellr_cols_create(&m->plan, a, p->index_bits, &m->cols))) {
+  if ((st = ellr_cols_create(&m->plan, a, p->index_bits, &m->cols)) || (st = ellr_long_create(m, a))) {
     ellr_matrix_destroy(m);
     return st;
   }
-  ellr_fill_values(&m->plan, a, m->val);
+  ellr_fill_values(m, a);
   return ELLR_OK;
 }
 
@@ -41,5 +56,9 @@ void ellr_matrix_destroy(ellr_matrix *m)
   ellr_plan_destroy(&m->plan);
   ellr_cols_destroy(&m->cols);
   free(m->val);
-  m->val = NULL;
+  free(m->long_col);
+  free(m->long_val);
+  m->val      = NULL;
+  m->long_col = NULL;
+  m->long_val = NULL;
 }

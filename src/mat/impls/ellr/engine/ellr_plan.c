@@ -30,6 +30,8 @@ ellr_status ellr_params_check(const ellr_params *p)
   if (p->tune < ELLR_TUNE_MODEL || p->tune > ELLR_TUNE_NONE) return ellr_error(ELLR_ERR_ARG, "tune mode %d is not model (0), exhaustive (1) or none (2)", p->tune);
   if (p->index_bits != 0 && p->index_bits != 32) return ellr_error(ELLR_ERR_ARG, "index bits %d is not 0 (16-bit column offsets where a slice's span allows) or 32 (32-bit indices everywhere)", p->index_bits);
   if (p->family < ELLR_FAMILY_SLICED || p->family > ELLR_FAMILY_IPCSR) return ellr_error(ELLR_ERR_ARG, "kernel family %d is not sliced (0), auto (1), csr-vector (2) or ipcsr (3)", p->family);
+  if (p->long_row_min < ELLR_LONG_ROWS_NONE) return ellr_error(ELLR_ERR_ARG, "long-row threshold %d is invalid: use a number of entries (1 sends every non-empty row to the long-row path), 0 for automatic or %d for none", p->long_row_min, ELLR_LONG_ROWS_NONE);
+  if (p->long_join != ELLR_LONG_JOIN_SEGMENTED && p->long_join != ELLR_LONG_JOIN_ATOMIC) return ellr_error(ELLR_ERR_ARG, "long-row join %d is not segmented (0) or atomic (1)", p->long_join);
   return ELLR_OK;
 }
 
@@ -142,11 +144,17 @@ void ellr_plan_destroy(ellr_plan *pl)
   free(pl->rowlen);
   free(pl->perm);
   free(pl->outrow);
+  free(pl->long_rows);
+  free(pl->long_out);
+  free(pl->long_start);
   memset(pl, 0, sizeof(*pl));
 }
 
+static size_t ellr_long_bytes(const ellr_plan *pl);
+
 /* Slice widths, offsets, statistics and the fill check of a plan whose order (rowlen, perm) is set;
-   len holds the row lengths in the original order.  T is resolved here. */
+   len holds the row lengths in the original order, long rows counted empty.  T is resolved here; the
+   statistics of the long rows and of the whole pattern (long_entries, nonempty_rows) are the caller's. */
 static ellr_status ellr_plan_geometry(ellr_plan *pl, const ellr_params *p, const int32_t *len, int64_t nnz, int32_t maxlen)
 {
   const int32_t n           = pl->nrows;
@@ -168,12 +176,10 @@ static ellr_status ellr_plan_geometry(ellr_plan *pl, const ellr_params *p, const
   ellr_stats *sx     = &pl->stats;
   sx->nnz            = nnz;
   sx->nstored        = pl->slice_start[pl->nslices];
-  sx->fill           = sx->nnz ? (double)sx->nstored / (double)sx->nnz : 1.0;
+  sx->fill           = sx->nnz ? (double)(sx->nstored + sx->long_entries) / (double)sx->nnz : 1.0;
   sx->maxrowlen      = maxlen;
-  sx->nonempty_rows  = 0;
-  for (int32_t r = 0; r < n; r++) sx->nonempty_rows += len[r] > 0;
   sx->meanrowlen     = n ? (double)sx->nnz / n : 0.0;
-  sx->bytes          = (size_t)sx->nstored * (sizeof(double) + sizeof(int32_t)) + nstoredrows * sizeof(int32_t) + (pl->perm ? (size_t)n * sizeof(int32_t) : 0) + (pl->outrow ? (size_t)n * sizeof(int32_t) : 0) + ((size_t)pl->nslices + 1) * sizeof(int64_t);
+  sx->bytes          = (size_t)sx->nstored * (sizeof(double) + sizeof(int32_t)) + nstoredrows * sizeof(int32_t) + (pl->perm ? (size_t)n * sizeof(int32_t) : 0) + (pl->outrow ? (size_t)n * sizeof(int32_t) : 0) + ((size_t)pl->nslices + 1) * sizeof(int64_t) + ellr_long_bytes(pl);
   sx->niter          = ellr_warp_iterations(pl->rowlen, n, pl->T);
   sx->niter_unsorted = ellr_warp_iterations(len, n, pl->T);
 
@@ -193,6 +199,44 @@ ellr_status ellr_csr_check_rows(const ellr_csr *a)
   for (int32_t i = 0; i < a->nrows; i++)
     if (a->rows[i] < 0 || a->rows[i] >= a->nrows_out || (i > 0 && a->rows[i] <= a->rows[i - 1]))
       return ellr_error(ELLR_ERR_ARG, "compressed row %d is row %d: the rows must increase strictly inside [0, %d)", i, a->rows[i], a->nrows_out);
+  return ELLR_OK;
+}
+
+/* The long rows' storage: their entries (12 bytes each), rows and offsets. */
+static size_t ellr_long_bytes(const ellr_plan *pl)
+{
+  if (!pl->nlong) return 0;
+  return (size_t)pl->stats.long_entries * (sizeof(double) + sizeof(int32_t)) + (size_t)pl->nlong * sizeof(int32_t) * (pl->long_out ? 2 : 1) + ((size_t)pl->nlong + 1) * sizeof(int64_t);
+}
+
+/* The long-row path (ellr.h): rows of at least the threshold's entries are listed with their entries' offsets,
+   and their length in len becomes 0, so that the order and the slices treat them as empty rows.  Also counts the
+   non-empty rows (long ones included). */
+static ellr_status ellr_plan_long_rows(const ellr_csr *a, const ellr_params *p, int32_t *len, ellr_plan *pl)
+{
+  const int32_t n = a->nrows;
+  pl->long_min    = ellr_long_row_min(p, a->rowptr[n], n);
+  pl->stats.nonempty_rows = 0;
+  for (int32_t r = 0; r < n; r++) {
+    pl->stats.nonempty_rows += len[r] > 0;
+    pl->nlong += len[r] >= pl->long_min;
+  }
+  if (!pl->nlong) return ELLR_OK;
+  pl->long_rows  = (int32_t *)malloc((size_t)pl->nlong * sizeof(int32_t));
+  pl->long_start = (int64_t *)malloc(((size_t)pl->nlong + 1) * sizeof(int64_t));
+  pl->long_out   = a->rows ? (int32_t *)malloc((size_t)pl->nlong * sizeof(int32_t)) : NULL;
+  if (!pl->long_rows || !pl->long_start || (a->rows && !pl->long_out)) return ellr_error(ELLR_ERR_MEM, "cannot allocate the list of %d long rows", pl->nlong);
+  int32_t k         = 0;
+  pl->long_start[0] = 0;
+  for (int32_t r = 0; r < n; r++)
+    if (len[r] >= pl->long_min) {
+      pl->long_rows[k] = r;
+      if (a->rows) pl->long_out[k] = a->rows[r];
+      pl->long_start[k + 1] = pl->long_start[k] + len[r];
+      len[r]                = 0;
+      k++;
+    }
+  pl->stats.long_entries = pl->long_start[pl->nlong];
   return ELLR_OK;
 }
 
@@ -242,6 +286,7 @@ ellr_status ellr_plan_create(const ellr_csr *a, const ellr_params *p, ellr_plan 
     }
     if (len[r] > maxlen) maxlen = len[r];
   }
+  if ((st = ellr_plan_long_rows(a, p, len, pl))) goto fail;
   if (p->sort_rows && n > 1) {
     pl->perm = (int32_t *)malloc((size_t)n * sizeof(int32_t));
     if (!pl->perm) {
@@ -303,6 +348,22 @@ ellr_status ellr_plan_retile(const ellr_plan *src, int threads_per_row, const el
   if (src->outrow) memcpy(pl->outrow, src->outrow, (size_t)n * sizeof(int32_t));
   pl->sorted = src->sorted;
   pl->window = src->window;
+  pl->long_min = src->long_min;
+  pl->nlong    = src->nlong;
+  pl->stats.long_entries  = src->stats.long_entries;
+  pl->stats.nonempty_rows = src->stats.nonempty_rows;
+  if (src->nlong && src->long_rows) {
+    pl->long_rows  = (int32_t *)malloc((size_t)src->nlong * sizeof(int32_t));
+    pl->long_start = (int64_t *)malloc(((size_t)src->nlong + 1) * sizeof(int64_t));
+    pl->long_out   = src->long_out ? (int32_t *)malloc((size_t)src->nlong * sizeof(int32_t)) : NULL;
+    if (!pl->long_rows || !pl->long_start || (src->long_out && !pl->long_out)) {
+      st = ellr_error(ELLR_ERR_MEM, "cannot allocate the list of %d long rows", src->nlong);
+      goto fail;
+    }
+    memcpy(pl->long_rows, src->long_rows, (size_t)src->nlong * sizeof(int32_t));
+    memcpy(pl->long_start, src->long_start, ((size_t)src->nlong + 1) * sizeof(int64_t));
+    if (src->long_out) memcpy(pl->long_out, src->long_out, (size_t)src->nlong * sizeof(int32_t));
+  }
   for (int32_t i = 0; i < n; i++) len[src->perm ? src->perm[i] : i] = src->rowlen[i];
   if ((st = ellr_plan_geometry(pl, &q, len, src->stats.nnz, src->stats.maxrowlen))) goto fail;
   free(len);

@@ -290,7 +290,7 @@ PetscErrorCode MatSeqAIJELLRUpdate(Mat A)
   }
   if (e->backend == MAT_ELLR_BACKEND_CPU) {
     if (rebuild) PetscCall(MatELLRCheckStatus(ellr_matrix_create(&csr, &e->settings.eng, &e->host), "Building the ELLPACK-R storage"));
-    else ellr_fill_values(&e->host.plan, &csr, e->host.val);
+    else ellr_fill_values(&e->host, &csr);
   }
 #if defined(PETSCELLR_HAVE_CUDA)
   else if (rebuild) PetscCall(MatSeqAIJELLRBuildGPU(A, e, &csr));
