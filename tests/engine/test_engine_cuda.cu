@@ -225,7 +225,9 @@ static void run_shape(shape *sh, int quick, cudaStream_t stream, long *ncreated)
   const int64_t nnz = tcsr_nnz(a);
   vecs          v;
   char          name[200];
-  int           k = 0;
+  int           k = 0, maxlen = 0;
+  for (int32_t r = 0; r < a->nrows; r++)
+    if (a->rowptr[r + 1] - a->rowptr[r] > maxlen) maxlen = a->rowptr[r + 1] - a->rowptr[r];
   vecs_init(&v, (size_t)(a->nrows > a->ncols ? a->nrows : a->ncols));
   for (int it = 0; it < 7; it++)
     for (int ic = 0; ic < 4; ic++)
@@ -235,7 +237,11 @@ static void run_shape(shape *sh, int quick, cudaStream_t stream, long *ncreated)
         p.tune        = k % 3;     /* model, exhaustive, none */
         p.pin_host    = (k / 3) % 2; /* page-locked CSR or not */
         p.index_bits  = (k / 6) % 2 ? 32 : 0; /* 16-bit column offsets where a slice's span allows, or 32-bit everywhere */
-        snprintf(name, sizeof(name), "%s T=%d BS=%d C=%d sort=%d/%d tune=%d pin=%d bits=%d", sh->name, p.threads_per_row, p.block_size, p.slice_height, p.sort_rows, p.sort_window, p.tune, p.pin_host, p.index_bits ? 32 : 16);
+        /* the long-row threshold (automatic, none, every non-empty row, half the longest row) and join */
+        const int lmodes[4] = {0, ELLR_LONG_ROWS_NONE, 1, maxlen / 2 > 1 ? maxlen / 2 : 2};
+        p.long_row_min      = lmodes[(it + is) % 4];
+        p.long_join         = (k / 4) % 2;
+        snprintf(name, sizeof(name), "%s T=%d BS=%d C=%d sort=%d/%d tune=%d pin=%d bits=%d long=%d/%s", sh->name, p.threads_per_row, p.block_size, p.slice_height, p.sort_rows, p.sort_window, p.tune, p.pin_host, p.index_bits ? 32 : 16, p.long_row_min, p.long_join ? "atomic" : "segmented");
         ellr_csr    av = tcsr_view(a);
         ellr_matrix ref;
         ellr_status st = ellr_matrix_create(&av, &p, &ref);
@@ -267,8 +273,8 @@ static void run_shape(shape *sh, int quick, cudaStream_t stream, long *ncreated)
            cache gave another T) */
         if (info.plan && info.plan->T == ref.plan.T) {
           const ellr_plan *g = info.plan, *h = &ref.plan;
-          int              same = g->nrows == h->nrows && g->ncols == h->ncols && g->C == h->C && g->nslices == h->nslices && g->sorted == h->sorted && g->stats.nnz == h->stats.nnz && g->stats.nstored == h->stats.nstored && g->stats.bytes == h->stats.bytes && g->stats.maxrowlen == h->stats.maxrowlen && g->stats.nonempty_rows == h->stats.nonempty_rows && g->stats.niter == h->stats.niter && g->stats.niter_unsorted == h->stats.niter_unsorted && g->stats.packed_slices == h->stats.packed_slices && g->stats.index_bytes == h->stats.index_bytes && g->slice_start && !memcmp(g->slice_start, h->slice_start, ((size_t)h->nslices + 1) * sizeof(int64_t));
-          CHECK(same, "%s: the GPU plan differs from the host plan: packed slices %d/%d index bytes %zu/%zu nstored %lld/%lld niter %lld/%lld unsorted %lld/%lld max %d/%d nonempty %d/%d bytes %zu/%zu", name, g->stats.packed_slices, h->stats.packed_slices, g->stats.index_bytes, h->stats.index_bytes, (long long)g->stats.nstored, (long long)h->stats.nstored, (long long)g->stats.niter, (long long)h->stats.niter, (long long)g->stats.niter_unsorted, (long long)h->stats.niter_unsorted, g->stats.maxrowlen, h->stats.maxrowlen, g->stats.nonempty_rows, h->stats.nonempty_rows, g->stats.bytes, h->stats.bytes);
+          int              same = g->nrows == h->nrows && g->ncols == h->ncols && g->C == h->C && g->nslices == h->nslices && g->sorted == h->sorted && g->stats.nnz == h->stats.nnz && g->stats.nstored == h->stats.nstored && g->stats.bytes == h->stats.bytes && g->stats.maxrowlen == h->stats.maxrowlen && g->stats.nonempty_rows == h->stats.nonempty_rows && g->stats.niter == h->stats.niter && g->stats.niter_unsorted == h->stats.niter_unsorted && g->stats.packed_slices == h->stats.packed_slices && g->stats.index_bytes == h->stats.index_bytes && g->long_min == h->long_min && g->nlong == h->nlong && g->stats.long_entries == h->stats.long_entries && g->slice_start && !memcmp(g->slice_start, h->slice_start, ((size_t)h->nslices + 1) * sizeof(int64_t));
+          CHECK(same, "%s: the GPU plan differs from the host plan: long rows %d/%d (%lld/%lld entries) packed slices %d/%d index bytes %zu/%zu nstored %lld/%lld niter %lld/%lld unsorted %lld/%lld max %d/%d nonempty %d/%d bytes %zu/%zu", name, g->nlong, h->nlong, (long long)g->stats.long_entries, (long long)h->stats.long_entries, g->stats.packed_slices, h->stats.packed_slices, g->stats.index_bytes, h->stats.index_bytes, (long long)g->stats.nstored, (long long)h->stats.nstored, (long long)g->stats.niter, (long long)h->stats.niter, (long long)g->stats.niter_unsorted, (long long)h->stats.niter_unsorted, g->stats.maxrowlen, h->stats.maxrowlen, g->stats.nonempty_rows, h->stats.nonempty_rows, g->stats.bytes, h->stats.bytes);
         }
         CHECK(p.pin_host || info.pinned_bytes == 0, "%s: page-locked without pin_host", name);
 
@@ -374,7 +380,7 @@ static void check_update(const char *name, const tcsr *a, const tcsr *c, const i
    kernels too) equal the CPU engine's of the whole matrix; a values update goes through the compressed CSR. */
 static void check_compressed(const shape *sh, cudaStream_t stream)
 {
-  static const int cfg[][6] = {{0, 0, 0, 0, 0, 1}, {1, 32, 1, 0, 2, 0}, {4, 7, 1, 5, 1, 1}, {2, 0, 1, 0, 0, 0}, {1, 32, 1, 0, 2, 1}}; /* T C sort window tune pin */
+  static const int cfg[][8] = {{0, 0, 0, 0, 0, 1, 0, 0}, {1, 32, 1, 0, 2, 0, 1, 0}, {4, 7, 1, 5, 1, 1, 3, 1}, {2, 0, 1, 0, 0, 0, -1, 0}, {1, 32, 1, 0, 2, 1, 2, 1}, {2, 32, 0, 0, 2, 0, 5, 0}}; /* T C sort window tune pin long-row threshold, join */
   const tcsr *a = &sh->a;
   tcsr        c;
   int32_t    *rows = NULL;
@@ -387,7 +393,9 @@ static void check_compressed(const shape *sh, cudaStream_t stream)
   vecs_init(&v, (size_t)(a->nrows > a->ncols ? a->nrows : a->ncols));
   for (size_t k = 0; k < sizeof(cfg) / sizeof(cfg[0]); k++) {
     ellr_params p = {cfg[k][0], 0, cfg[k][1], cfg[k][2], cfg[k][3], 0.0, cfg[k][4], cfg[k][5]};
-    snprintf(name, sizeof(name), "%s compressed (%d of %d rows) T=%d C=%d sort=%d/%d tune=%d pin=%d", sh->name, c.nrows, a->nrows, p.threads_per_row, p.slice_height, p.sort_rows, p.sort_window, p.tune, p.pin_host);
+    p.long_row_min = cfg[k][6];
+    p.long_join    = cfg[k][7];
+    snprintf(name, sizeof(name), "%s compressed (%d of %d rows) T=%d C=%d sort=%d/%d tune=%d pin=%d long=%d/%d", sh->name, c.nrows, a->nrows, p.threads_per_row, p.slice_height, p.sort_rows, p.sort_window, p.tune, p.pin_host, p.long_row_min, p.long_join);
     ellr_csr          av = tcsr_view(a), cv = tcsr_view_compressed(&c, rows, a->nrows);
     ellr_matrix       ref;
     ellr_cuda_matrix *d  = NULL;
@@ -466,6 +474,56 @@ static void check_families(const shape *sh, cudaStream_t stream)
   vecs_free(&v);
   free(rows);
   tcsr_free(&c);
+}
+
+/* The long-row path's two joins on a shape with long rows of several chunks: both agree with the CPU engine; the
+   segmented join gives the same bits in every product (no atomics on y), the atomic one within rounding. */
+static void check_long_joins(const shape *sh, cudaStream_t stream)
+{
+  const tcsr *a = &sh->a;
+  vecs        v;
+  char        name[220];
+  vecs_init(&v, (size_t)(a->nrows > a->ncols ? a->nrows : a->ncols));
+  for (int join = 0; join < 2; join++)
+    for (int sort = 0; sort < 2; sort++) {
+      ellr_params p = {0, 0, 32, sort, ELLR_SORT_WINDOW_AUTO, 0.0, ELLR_TUNE_MODEL, 0};
+      p.long_join   = join;
+      snprintf(name, sizeof(name), "%s long rows (automatic) join %s sort %d", sh->name, join ? "atomic" : "segmented", sort);
+      ellr_csr          av = tcsr_view(a);
+      ellr_matrix       ref;
+      ellr_cuda_matrix *d  = NULL;
+      ellr_status       st = ellr_matrix_create(&av, &p, &ref);
+      CHECK(st == ELLR_OK && ref.plan.nlong > 0, "%s: CPU reference: %s (%d long rows)", name, ellr_last_error(), ref.plan.nlong);
+      if (st) continue;
+      st = ellr_cuda_create(&av, &p, stream, &d);
+      if (!st) st = ellr_cuda_tune(d, &av, stream);
+      CHECK(st == ELLR_OK, "%s: create/tune: %s", name, ellr_last_error());
+      if (!st) {
+        ellr_cuda_info info;
+        ellr_cuda_get_info(d, &info);
+        CHECK(info.plan && info.plan->nlong == ref.plan.nlong && info.plan->stats.long_entries == ref.plan.stats.long_entries && info.plan->stats.maxrowlen > 2 * ELLR_LONG_CHUNK, "%s: long rows on the GPU %d, on the host %d", name, info.plan ? info.plan->nlong : -1, ref.plan.nlong);
+        check_all_products(name, a, &ref, d, &v, stream, 7000 + 10 * join + sort);
+        /* repeated products: the segmented join's bits never change */
+        tfill_random(v.hx, a->ncols, 7100);
+        up(v.dx, v.hx, (size_t)a->ncols);
+        double *first = (double *)malloc(((size_t)a->nrows + 1) * sizeof(double));
+        int     same  = 1;
+        for (int r = 0; r < 20; r++) {
+          up(v.dy, v.hnan, (size_t)a->nrows);
+          CHECK(ellr_cuda_mult(d, v.dx, NULL, v.dy, 0, stream) == ELLR_OK, "%s: product %d", name, r);
+          CUDA_OK(cudaStreamSynchronize(stream));
+          down(r ? v.hy : first, v.dy, (size_t)a->nrows);
+          if (r) same &= !memcmp(first, v.hy, (size_t)a->nrows * sizeof(double));
+        }
+        if (!join) CHECK(same, "%s: the segmented join gave different bits in repeated products", name);
+        printf("%s: %d long rows, %lld entries; repeated products bitwise equal: %s\n", name, info.plan ? info.plan->nlong : 0, info.plan ? (long long)info.plan->stats.long_entries : 0LL, same ? "yes" : "no");
+        free(first);
+        check_update(name, a, a, NULL, 0, &ref, d, &v, stream, 7200 + 10 * join + sort);
+        CHECK(ellr_cuda_destroy(d) == ELLR_OK, "%s: destroy: %s", name, ellr_last_error());
+      }
+      ellr_matrix_destroy(&ref);
+    }
+  vecs_free(&v);
 }
 
 /* Life cycles without a GPU leak: create without tune (the kept CSR freed by destroy), create ->
@@ -552,6 +610,7 @@ static void check_errors(void)
   ellr_csr    pv = tcsr_view(&pad);
   ellr_params pf = {0, 0, 0, 0, 0, 2.0, 0, 0};
   size_t      f0 = 0, f1 = 0, tot;
+  pf.long_row_min = ELLR_LONG_ROWS_NONE; /* the dense row stays in the slices */
   if (ellr_cuda_device_count() > 0) {
     /* a first matrix through the same paths loads the kernels (and CUB's) and sets up the stream-ordered pool,
        which hold device memory from then on: not a leak */
@@ -565,6 +624,18 @@ static void check_errors(void)
   st = ellr_cuda_create(&pv, &pf, NULL, &d);
   if (ellr_cuda_device_count() > 0) CHECK(st == ELLR_ERR_FILL && d == NULL && strstr(ellr_last_error(), "max fill 2"), "max fill: %d '%s'", st, ellr_last_error());
   else CHECK(st == ELLR_ERR_CUDA && d == NULL, "max fill without a GPU: %d '%s'", st, ellr_last_error()); /* the plan is made on the GPU */
+  if (ellr_cuda_device_count() > 0) { /* ... and accepted once the dense row takes the long-row path */
+    ellr_params pl = pf;
+    pl.long_row_min = 0;
+    st              = ellr_cuda_create(&pv, &pl, NULL, &d);
+    ellr_cuda_info info;
+    if (!st) ellr_cuda_get_info(d, &info);
+    CHECK(st == ELLR_OK && info.plan->nlong == 1 && info.plan->stats.fill < 2.0, "max fill with the long-row path: %d '%s'", st, ellr_last_error());
+    if (!st) ellr_cuda_destroy(d);
+    d = NULL;
+    CUDA_OK(cudaDeviceSynchronize());
+    CUDA_OK(cudaMemGetInfo(&f0, &tot)); /* the long-row kernels are loaded now */
+  }
   tcsr_free(&pad);
   tcsr_free(&a);
 
@@ -579,6 +650,7 @@ static void check_errors(void)
   }
   ellr_csr    bv = tcsr_view(&big);
   ellr_params pb = {1, 256, 0, 0, 0, 0.0, 0, 0};
+  pb.long_row_min = ELLR_LONG_ROWS_NONE; /* the long row stays in the slices */
   st             = ellr_cuda_create(&bv, &pb, NULL, &d);
   if (ellr_cuda_device_count() > 0) {
     CHECK(st == ELLR_ERR_CUDA && d == NULL && strstr(ellr_last_error(), "out of memory") && strstr(ellr_last_error(), "bytes"), "OOM: %d '%s'", st, ellr_last_error());
@@ -643,6 +715,7 @@ int main(int argc, char **argv)
       run_shape(&sh[s], quick, stream, &created);
       check_compressed(&sh[s], stream);
       check_families(&sh[s], stream);
+      if (!strcmp(sh[s].name, "short and long 5000")) check_long_joins(&sh[s], stream);
       printf("%-20s %5d x %-5d nnz %7lld: %6ld passed, %ld failed\n", sh[s].name, sh[s].a.nrows, sh[s].a.ncols, (long long)tcsr_nnz(&sh[s].a), g_pass - p0, g_fail - f0);
     }
     CUDA_OK(cudaStreamDestroy(stream));

@@ -255,13 +255,13 @@ static std::string describe(ellr_cuda_matrix *d)
   ellr_cuda_kopts ko;
   ellr_cuda_get_info(d, &info);
   ellr_cuda_get_kopts(d, &ko);
-  char b[200];
+  char b[320];
   if (info.family != ELLR_FAMILY_SLICED) {
     snprintf(b, sizeof(b), "%s T=%d%s%s", info.family == ELLR_FAMILY_IPCSR ? "ipcsr" : "csr-vector", info.csr_T, info.family == ELLR_FAMILY_IPCSR ? (" blocks=" + std::to_string(info.csr_blocks)).c_str() : "", info.family_ms[0] > 0 ? " (auto)" : "");
     return b;
   }
-  snprintf(b, sizeof(b), "T=%d BS=%d C=%d %s %s%s%s fill %.2f idx16 %d/%d", info.threads_per_row, info.block_size, info.plan->C, ko.kernel == 2 ? "chunks" : "rows", ko.uselen ? "len" : "width", ko.loads ? " ldcs" : "",
-           ko.kernel == 2 ? (ko.chunk == 2147483647 ? " J=inf" : (" J=" + std::to_string(ko.chunk)).c_str()) : "", info.plan->stats.fill, info.plan->stats.packed_slices, info.plan->nslices);
+  snprintf(b, sizeof(b), "T=%d BS=%d C=%d %s %s%s%s fill %.2f idx16 %d/%d long %d rows %lld entries", info.threads_per_row, info.block_size, info.plan->C, ko.kernel == 2 ? "chunks" : "rows", ko.uselen ? "len" : "width", ko.loads ? " ldcs" : "",
+           ko.kernel == 2 ? (ko.chunk == 2147483647 ? " J=inf" : (" J=" + std::to_string(ko.chunk)).c_str()) : "", info.plan->stats.fill, info.plan->stats.packed_slices, info.plan->nslices, info.plan->nlong, (long long)info.plan->stats.long_entries);
   return b;
 }
 
@@ -371,6 +371,10 @@ static const engine_format g_engine_formats[] = {
   {"IPCSR", {0, 0, 32, 1, 0, 0.0, 0, 1, ELLR_FAMILY_IPCSR}, NULL, 0},           /* seed 004 on the CSR arrays */
   {"PELLR sigma auto", {0, 0, 32, 1, ELLR_SORT_WINDOW_AUTO, 20.0, 0, 1}, NULL, 0}, /* the sort window picked from the matrix */
   {"pellr auto", {0, 0, 32, 1, ELLR_SORT_WINDOW_AUTO, 8.0, 0, 1, ELLR_FAMILY_AUTO}, NULL, 0}, /* what -mat_type pellr picks */
+  /* the long-row path (on by default above, automatic threshold, segmented join) against none, and the atomic join */
+  {"ELLR-T C=32 no long", {0, 0, 32, 0, 0, 20.0, 0, 1, ELLR_FAMILY_SLICED, 0, ELLR_LONG_ROWS_NONE, 0}, NULL, 0},
+  {"PELLR no long", {0, 0, 32, 1, 0, 20.0, 0, 1, ELLR_FAMILY_SLICED, 0, ELLR_LONG_ROWS_NONE, 0}, NULL, 0},
+  {"PELLR long atomic", {0, 0, 32, 1, 0, 20.0, 0, 1, ELLR_FAMILY_SLICED, 0, 0, ELLR_LONG_JOIN_ATOMIC}, NULL, 0},
 };
 
 /* The bytes of storage a product reads: the padded layout, or the CSR arrays for the CSR families. */

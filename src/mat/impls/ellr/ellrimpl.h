@@ -61,6 +61,7 @@ typedef struct {
 
 PETSC_INTERN const char *const MatELLRTuneModes[];
 PETSC_INTERN const char *const MatELLRKernels[]; /* indexed by ELLR_FAMILY_* */
+PETSC_INTERN const char *const MatELLRLongJoins[]; /* indexed by ELLR_LONG_JOIN_* */
 PETSC_INTERN const char *MatELLRTypeName(MatELLRFormat, PetscBool mpi);
 PETSC_INTERN PetscErrorCode MatELLRSettingsDefault(MatELLRFormat, MatELLRSettings *);
 PETSC_INTERN PetscErrorCode MatELLRSettingsFromOptions(Mat, MatELLROptionItems, MatELLRSettings *);

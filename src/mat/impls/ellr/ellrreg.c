@@ -6,6 +6,7 @@ const char *const MatELLRBackends[] = {"auto", "cuda", "cpu", "aij", "MatELLRBac
 /* in the order of ELLR_TUNE_MODEL, ELLR_TUNE_EXHAUSTIVE, ELLR_TUNE_NONE */
 const char *const MatELLRTuneModes[] = {"model", "exhaustive", "none", "MatELLRTune", "MAT_ELLR_TUNE_", NULL};
 const char *const MatELLRKernels[]   = {"sliced", "auto", "csr_vector", "ipcsr", "MatELLRKernel", "MAT_ELLR_KERNEL_", NULL};
+const char *const MatELLRLongJoins[] = {"segmented", "atomic", "MatELLRLongJoin", "MAT_ELLR_LONG_JOIN_", NULL};
 
 static PetscBool PetscELLRPackageInitialized = PETSC_FALSE;
 

@@ -40,7 +40,8 @@ PetscErrorCode MatELLRSettingsFromOptions(Mat A, MatELLROptionItems PetscOptions
 {
   PetscInt    T = s->eng.threads_per_row, bs = s->eng.block_size, C = s->eng.slice_height, window = s->eng.sort_window;
   PetscBool   sort = s->eng.sort_rows ? PETSC_TRUE : PETSC_FALSE, verify = s->verify, pin = s->eng.pin_host ? PETSC_TRUE : PETSC_FALSE, idx16 = s->eng.index_bits == 32 ? PETSC_FALSE : PETSC_TRUE;
-  PetscEnum   tune = (PetscEnum)s->eng.tune, kernel = (PetscEnum)s->eng.family;
+  PetscEnum   tune = (PetscEnum)s->eng.tune, kernel = (PetscEnum)s->eng.family, join = (PetscEnum)s->eng.long_join;
+  PetscInt    longmin = s->eng.long_row_min;
   PetscReal   max_fill = s->eng.max_fill;
   PetscEnum   backend  = (PetscEnum)s->backend;
   const char *pre      = NULL;
@@ -57,6 +58,8 @@ PetscErrorCode MatELLRSettingsFromOptions(Mat A, MatELLROptionItems PetscOptions
   PetscCall(PetscOptionsEnum("-mat_ellr_tune", "How the GPU kernel's parameters left at 0 are picked: model (row statistics; at most 3 timed products, on large blocks only), exhaustive (timed search) or none (the model, untimed)", "MATELLR", MatELLRTuneModes, tune, &tune, NULL));
   PetscCall(PetscOptionsEnum("-mat_ellr_kernel", "GPU kernel family: sliced (the ELLPACK-R layout), auto (chosen per matrix: sliced, or a CSR kernel where faster), csr_vector (seed 003) or ipcsr (seed 004) on the CSR arrays", "MATELLR", MatELLRKernels, kernel, &kernel, NULL));
   PetscCall(PetscOptionsBool("-mat_ellr_index16", "Store 16-bit column offsets from a per-slice base in every slice whose columns span under 65535 (10 bytes per entry instead of 12); false: 32-bit indices everywhere", "MATELLR", idx16, &idx16, NULL));
+  PetscCall(PetscOptionsInt("-mat_ellr_long_rows", "Rows of at least this many entries leave the slices for the long-row path (chunks of 256 entries shared by many warps; they pad nothing); 0 = automatic (max(512, 16 x the mean row length)); -1 = none", "MATELLR", longmin, &longmin, NULL));
+  PetscCall(PetscOptionsEnum("-mat_ellr_long_join", "How the chunks of a long row meet on the GPU: segmented (partial sums added in a fixed order: the same bits every product) or atomic (atomicAdd into y: rounding may change between products)", "MATELLR", MatELLRLongJoins, join, &join, NULL));
   PetscCall(PetscOptionsBool("-mat_ellr_pin_host", "Page-lock the CSR arrays while the pattern lives, so that uploads and value refreshes run at the link's speed", "MATELLR", pin, &pin, NULL));
   PetscCall(PetscOptionsBool("-mat_ellr_verify", "Check every GPU product against the CPU engine (slow; for debugging)", "MATELLR", verify, &verify, NULL));
   PetscOptionsHeadEnd();
@@ -67,6 +70,7 @@ PetscErrorCode MatELLRSettingsFromOptions(Mat A, MatELLROptionItems PetscOptions
   PetscCheck(bs >= 0 && bs <= 1024 && bs % 32 == 0, PetscObjectComm((PetscObject)A), PETSC_ERR_ARG_OUTOFRANGE, "-%smat_ellr_block_size %" PetscInt_FMT " is invalid: use a multiple of 32 up to 1024, e.g. 128, 256 or 512 (or 0 to tune it)", pre, bs);
   PetscCheck(C >= 0 && C <= 2147483647, PetscObjectComm((PetscObject)A), PETSC_ERR_ARG_OUTOFRANGE, "-%smat_ellr_slice_height %" PetscInt_FMT " is invalid: use a positive number of rows per slice such as 32, or 0 for one slice of all rows", pre, C);
   PetscCheck(window >= ELLR_SORT_WINDOW_AUTO, PetscObjectComm((PetscObject)A), PETSC_ERR_ARG_OUTOFRANGE, "-%smat_ellr_sort_window %" PetscInt_FMT " is invalid: use a positive number of rows, 0 to sort all rows, or -1 to let the matrix decide", pre, window);
+  PetscCheck(longmin >= ELLR_LONG_ROWS_NONE && longmin <= 2147483647, PetscObjectComm((PetscObject)A), PETSC_ERR_ARG_OUTOFRANGE, "-%smat_ellr_long_rows %" PetscInt_FMT " is invalid: use a number of entries (1 sends every non-empty row to the long-row path), 0 for automatic or -1 for none", pre, longmin);
   PetscCheck(max_fill >= 0, PetscObjectComm((PetscObject)A), PETSC_ERR_ARG_OUTOFRANGE, "-%smat_ellr_max_fill %g is invalid: use a ratio to CSR's memory such as 8, or 0 for no limit", pre, (double)max_fill);
   s->eng.threads_per_row = (int)T;
   s->eng.block_size      = (int)bs;
@@ -80,6 +84,8 @@ PetscErrorCode MatELLRSettingsFromOptions(Mat A, MatELLROptionItems PetscOptions
   s->eng.pin_host        = pin ? 1 : 0;
   s->eng.family          = (int)kernel;
   s->eng.index_bits      = idx16 ? 0 : 32;
+  s->eng.long_row_min    = (int)longmin;
+  s->eng.long_join       = (int)join;
   PetscFunctionReturn(0);
 }
 
@@ -101,7 +107,7 @@ PetscErrorCode MatELLRSettingsFromOptionsDatabase(Mat A, MatELLRSettings *s)
 
 PetscBool MatELLRSettingsEqual(const MatELLRSettings *a, const MatELLRSettings *b)
 {
-  return (PetscBool)(a->format == b->format && a->backend == b->backend && a->eng.threads_per_row == b->eng.threads_per_row && a->eng.block_size == b->eng.block_size && a->eng.slice_height == b->eng.slice_height && a->eng.sort_rows == b->eng.sort_rows && a->eng.sort_window == b->eng.sort_window && a->eng.max_fill == b->eng.max_fill && a->eng.tune == b->eng.tune && a->eng.pin_host == b->eng.pin_host && a->eng.family == b->eng.family && a->eng.index_bits == b->eng.index_bits && a->verify == b->verify && a->nonempty_rows == b->nonempty_rows);
+  return (PetscBool)(a->format == b->format && a->backend == b->backend && a->eng.threads_per_row == b->eng.threads_per_row && a->eng.block_size == b->eng.block_size && a->eng.slice_height == b->eng.slice_height && a->eng.sort_rows == b->eng.sort_rows && a->eng.sort_window == b->eng.sort_window && a->eng.max_fill == b->eng.max_fill && a->eng.tune == b->eng.tune && a->eng.pin_host == b->eng.pin_host && a->eng.family == b->eng.family && a->eng.index_bits == b->eng.index_bits && a->eng.long_row_min == b->eng.long_row_min && a->eng.long_join == b->eng.long_join && a->verify == b->verify && a->nonempty_rows == b->nonempty_rows);
 }
 
 #if defined(PETSCELLR_HAVE_CUDA) && !defined(PETSCELLR_PETSC_HAS_CUDA)

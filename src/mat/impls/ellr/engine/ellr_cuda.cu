@@ -33,6 +33,7 @@
 #include "ellr_cuda_plan.cuh"
 #include "ellr_cuda_csr.cuh"
 #include "ellr_cuda_cols.cuh"
+#include "ellr_cuda_long.cuh"
 
 #include <climits>
 #include <cstdio>
@@ -135,7 +136,7 @@ static void resolve_kopts(ellr_cuda_matrix *d)
   else if (d->req.kernel == 2) d->kernel = chunk_ok ? 2 : 1;
   else d->kernel = (chunk_ok && nsplit > 0) ? 2 : 1; /* chunks only where a slice is long enough to cut */
   if (d->req.uselen == 0 || d->req.uselen == 1) d->uselen = d->req.uselen;
-  else d->uselen = 12.0 * (double)(pl->stats.nstored - pl->stats.nnz) > 4.0 * (double)pl->nrows; /* padding read vs rowlen read */
+  else d->uselen = 12.0 * (double)(pl->stats.nstored - (pl->stats.nnz - pl->stats.long_entries)) > 4.0 * (double)pl->nrows; /* padding read vs rowlen read */
   d->loads = d->req.loads == 1 ? 1 : 0;
 }
 
@@ -208,6 +209,7 @@ static ellr_status build_layout(ellr_cuda_matrix *d, cudaStream_t s)
     ellr_kernel_fill<<<(unsigned)blocks, 256, 0, s>>>((int64_t)nstoredrows, pl->nrows, pl->C, pl->T, d->dp.slice_start, d->dp.rowlen, d->dp.perm, d->d_csr_rowptr, d->d_csr_col, d->d_csr_val, d->cols.words, d->cols.base, d->cols.start, d->d_val, 0);
     CU(cudaGetLastError());
   }
+  TRY(ellr_cuda_long_fill(&d->dp.lr, d->d_csr_rowptr, d->d_csr_col, d->d_csr_val, s));
   resolve_kopts(d);
   TRY(build_items(d, s));
   CU(cudaStreamSynchronize(s));
@@ -253,16 +255,31 @@ ellr_status ellr_cuda_mult(ellr_cuda_matrix *d, const double *x, const double *z
   return mult(d, x, z, y, transpose, stream, false);
 }
 
+static ellr_status mult_slices(ellr_cuda_matrix *d, const double *x, const double *z, double *y, int transpose, cudaStream_t s, bool probe);
+
+/* The product: the slices', then the long rows' (empty rows in the slices: y holds z or 0 there by then). */
 static ellr_status mult(ellr_cuda_matrix *d, const double *x, const double *z, double *y, int transpose, void *stream, bool probe)
 {
   if (!d) return ellr_error(ELLR_ERR_ARG, "ellr_cuda_mult: no matrix");
   const ellr_plan *pl = &d->plan;
   cudaStream_t     s  = (cudaStream_t)stream;
-  const int32_t    n = pl->nrows, m = pl->ncols;
+  const int32_t    m = pl->ncols;
   const int32_t    nout = transpose ? m : pl->nrows_out;
   if (nout == 0) return ELLR_OK;
   if (!y || (!x && (transpose ? pl->nrows_out : m) > 0)) return ellr_error(ELLR_ERR_ARG, "ellr_cuda_mult: missing vector");
   if (d->family != ELLR_FAMILY_SLICED) return probe ? ELLR_OK : ellr_cuda_csr_mult(&d->csr, x, z, y, transpose, d->bs, s);
+  TRY(mult_slices(d, x, z, y, transpose, s, probe));
+  if (probe) ellr_cuda_long_probe(d->params.long_join);
+  else TRY(ellr_cuda_long_mult(&d->dp.lr, d->params.long_join, x, y, transpose, s));
+  return ELLR_OK;
+}
+
+/* y = (the slices) x + z, or y = (the slices)^T x + z. */
+static ellr_status mult_slices(ellr_cuda_matrix *d, const double *x, const double *z, double *y, int transpose, cudaStream_t s, bool probe)
+{
+  const ellr_plan *pl = &d->plan;
+  const int32_t    n = pl->nrows, m = pl->ncols;
+  const int32_t    nout = transpose ? m : pl->nrows_out;
   if (!transpose && (d->dp.outrow || pl->nrows_out > n) && z != y && !probe) {
     /* compressed rows: y = z (or 0) on every row, then the stored rows add in place */
     if (!z) CU(cudaMemsetAsync(y, 0, (size_t)nout * sizeof(double), s));
@@ -345,7 +362,7 @@ static ellr_status retile(ellr_cuda_matrix *d, int T, cudaStream_t s)
 typedef struct {
   uint64_t        signature;
   int64_t         nnz;
-  int32_t         nrows, ncols, C, sort, window, T, bs, tune, device, family, index_bits;
+  int32_t         nrows, ncols, C, sort, window, T, bs, tune, device, family, index_bits, long_row_min, long_join;
   ellr_cuda_kopts req;
 } tune_key;
 typedef struct {
@@ -376,6 +393,8 @@ static void cache_key(const ellr_cuda_matrix *d, tune_key *k)
   k->req       = d->req;
   k->family    = d->params.family;
   k->index_bits = d->params.index_bits;
+  k->long_row_min = d->params.long_row_min;
+  k->long_join    = d->params.long_join;
   (void)cudaGetDevice(&k->device);
 }
 
@@ -984,7 +1003,7 @@ static size_t device_bytes(const ellr_cuda_matrix *d)
 {
   const ellr_plan *pl = &d->plan;
   size_t           b  = (size_t)d->cap_stored * 8 + (size_t)d->cols.nwords * 2 + (d->cols.base ? (size_t)pl->nslices * 12 + 8 : 0) + (size_t)pl->nslices * pl->C * 4 + (d->dp.perm ? (size_t)pl->nrows * 4 : 0) + (d->dp.outrow ? (size_t)pl->nrows * 4 : 0) + (d->d_rows ? (size_t)pl->nrows * 4 : 0) + ((size_t)pl->nslices + 1) * 8;
-  b += (size_t)d->cap_items * sizeof(int2) + (size_t)d->cap_split * 4;
+  b += (size_t)d->cap_items * sizeof(int2) + (size_t)d->cap_split * 4 + ellr_cuda_long_bytes(&d->dp.lr);
   if (d->family != ELLR_FAMILY_SLICED) b += ((size_t)pl->nrows + 1) * 4 + (size_t)d->nnz * 12 + (d->csr.blocks ? ((size_t)d->csr.nblocks + 1) * 4 : 0);
   return b + scratch_bytes(d);
 }
@@ -1058,8 +1077,9 @@ ellr_status ellr_cuda_update_values(ellr_cuda_matrix *d, const ellr_csr *a, void
   if (d->family != ELLR_FAMILY_SLICED) return ELLR_OK; /* the CSR families multiply with the values just copied */
   CU(cudaEventRecord(d->refresh_start, s));
   const int64_t threads = (int64_t)pl->nslices * pl->C * pl->T;
-  ellr_kernel_fill<<<(unsigned)((threads + 255) / 256), 256, 0, s>>>((int64_t)pl->nslices * pl->C, pl->nrows, pl->C, pl->T, d->dp.slice_start, d->dp.rowlen, d->dp.perm, d->d_csr_rowptr, NULL, d->d_csr_val, NULL, NULL, NULL, d->d_val, 1);
+  if (threads > 0) ellr_kernel_fill<<<(unsigned)((threads + 255) / 256), 256, 0, s>>>((int64_t)pl->nslices * pl->C, pl->nrows, pl->C, pl->T, d->dp.slice_start, d->dp.rowlen, d->dp.perm, d->d_csr_rowptr, NULL, d->d_csr_val, NULL, NULL, NULL, d->d_val, 1);
   CU(cudaGetLastError());
+  TRY(ellr_cuda_long_fill(&d->dp.lr, d->d_csr_rowptr, NULL, d->d_csr_val, s));
   CU(cudaEventRecord(d->refresh_done, s));
   return ELLR_OK;
 }

@@ -94,7 +94,7 @@ __global__ void ellr_kernel_slice_sizes(int32_t nslices, int32_t C, int32_t T, c
 
 /* seed 001's N_iter: groups of 32/T consecutive rows share a warp and take ceil(longest / T) steps; for
    the stored order (rowlen) and, with rowptr, for the original order. */
-__global__ void ellr_kernel_niter(int32_t nrows, int32_t T, const int32_t *__restrict__ rowlen, const int32_t *__restrict__ rowptr, ellr_plan_counters *c)
+__global__ void ellr_kernel_niter(int32_t nrows, int32_t T, const int32_t *__restrict__ rowlen, const int32_t *__restrict__ rowptr, int32_t long_min, ellr_plan_counters *c)
 {
   const int     rpw = 32 / T;
   const int64_t g   = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
@@ -104,7 +104,10 @@ __global__ void ellr_kernel_niter(int32_t nrows, int32_t T, const int32_t *__res
     int a = 0, b = 0;
     for (int64_t i = r0; i < r0 + rpw && i < nrows; i++) {
       a = max(a, rowlen[i]);
-      if (rowptr) b = max(b, rowptr[i + 1] - rowptr[i]);
+      if (rowptr) {
+        const int l = rowptr[i + 1] - rowptr[i];
+        b           = max(b, l >= long_min ? 0 : l); /* long rows are empty rows of the slices */
+      }
     }
     it  = (unsigned long long)((a + T - 1) / T);
     itu = (unsigned long long)((b + T - 1) / T);
@@ -258,6 +261,12 @@ ellr_status ellr_cuda_plan_order(const int32_t *d_rowptr, int32_t n, int32_t nco
   CU(cudaMemcpyAsync(&hc, w.c, sizeof(hc), cudaMemcpyDeviceToHost, s));
   CU(cudaStreamSynchronize(s));
   if (hc.bad) return ellr_error(ELLR_ERR_ARG, "CSR row offsets decrease");
+  /* the long rows leave the slices: empty rows from here on (ellr.h) */
+  pl->long_min = ellr_long_row_min(p, nnz, n);
+  dp->lr.min_len = pl->long_min;
+  if (n > 0 && hc.maxlen >= pl->long_min) TRY(ellr_cuda_long_plan(d_rowptr, n, pl->long_min, sort ? w.keys : dp->rowlen, s, &dp->lr));
+  pl->nlong              = dp->lr.nlong;
+  pl->stats.long_entries = dp->lr.nentries;
   if (sort && p->sort_window == ELLR_SORT_WINDOW_AUTO) {
     TRY(salloc(&w.sum, 1, s, "the stored-entry count"));
     TRY(choose_order(n, hc.maxlen, pl->C, s, &w, dp, pl));
@@ -301,7 +310,7 @@ ellr_status ellr_cuda_plan_geometry(const int32_t *d_rowptr, int T, const ellr_p
   if (!st && n > 0) {
     ellr_kernel_slice_width<<<grid_of(nstoredrows, 256), 256, 0, s>>>(nstoredrows, pl->C, dp->rowlen, width);
     ellr_kernel_slice_sizes<<<grid_of(ns, 256), 256, 0, s>>>(ns, pl->C, pl->T, width, dp->slice_start + 1);
-    ellr_kernel_niter<<<grid_of(((int64_t)n + 32 / pl->T - 1) / (32 / pl->T), 256), 256, 0, s>>>(n, pl->T, dp->rowlen, d_rowptr, c);
+    ellr_kernel_niter<<<grid_of(((int64_t)n + 32 / pl->T - 1) / (32 / pl->T), 256), 256, 0, s>>>(n, pl->T, dp->rowlen, d_rowptr, pl->long_min, c);
     CUE(cudaGetLastError());
     CUE(cub::DeviceScan::InclusiveSum(NULL, bytes, dp->slice_start + 1, dp->slice_start + 1, ns, s));
     if (!st) st = salloc(&temp, bytes, s, "the scan's scratch");
@@ -318,8 +327,9 @@ ellr_status ellr_cuda_plan_geometry(const int32_t *d_rowptr, int T, const ellr_p
 
   ellr_stats *sx = &pl->stats;
   sx->nstored    = pl->slice_start[ns];
-  sx->fill       = sx->nnz ? (double)sx->nstored / (double)sx->nnz : 1.0;
+  sx->fill       = sx->nnz ? (double)(sx->nstored + sx->long_entries) / (double)sx->nnz : 1.0;
   sx->bytes      = (size_t)sx->nstored * (sizeof(double) + sizeof(int32_t)) + (size_t)nstoredrows * sizeof(int32_t) + (dp->perm ? (size_t)n * sizeof(int32_t) : 0) + (dp->outrow ? (size_t)n * sizeof(int32_t) : 0) + ((size_t)ns + 1) * sizeof(int64_t);
+  if (pl->nlong) sx->bytes += (size_t)sx->long_entries * (sizeof(double) + sizeof(int32_t)) + (size_t)pl->nlong * sizeof(int32_t) * (dp->lr.out ? 2 : 1) + ((size_t)pl->nlong + 1) * sizeof(int64_t); /* as the host plan */
   sx->niter      = (int64_t)hc.niter;
   if (d_rowptr) sx->niter_unsorted = (int64_t)hc.niter_unsorted;
   const double csr_bytes = 12.0 * (double)sx->nnz + 4.0 * ((double)n + 1);
@@ -340,6 +350,7 @@ ellr_status ellr_cuda_plan_outrow(const int32_t *d_rows, int32_t nrows_out, cuda
   const int32_t n = pl->nrows;
   pl->nrows_out   = nrows_out;
   if (!d_rows || n == 0) return ELLR_OK;
+  TRY(ellr_cuda_long_outrow(d_rows, s, &dp->lr));
   TRY(dalloc(&dp->outrow, (size_t)n, "the row map"));
   ellr_kernel_outrow<<<(unsigned)((n + 255) / 256), 256, 0, s>>>(n, dp->perm, d_rows, dp->outrow);
   CU(cudaGetLastError());
@@ -353,5 +364,6 @@ ellr_status ellr_cuda_plan_free(ellr_dplan *dp)
   if ((s2 = dfree(&dp->perm)) && !st) st = s2;
   if ((s2 = dfree(&dp->outrow)) && !st) st = s2;
   if ((s2 = dfree(&dp->slice_start)) && !st) st = s2;
+  if ((s2 = ellr_cuda_long_free(&dp->lr)) && !st) st = s2;
   return st;
 }

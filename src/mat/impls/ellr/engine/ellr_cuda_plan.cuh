@@ -11,6 +11,7 @@
 #define ELLR_CUDA_PLAN_CUH
 
 #include "ellr.h"
+#include "ellr_cuda_long.cuh"
 
 #include <cuda_runtime.h>
 
@@ -21,6 +22,7 @@ typedef struct {
   int32_t *outrow;      /* [nrows], stored row -> row of y, with compressed rows (ellr_csr.rows); else NULL */
   int64_t *slice_start; /* [nslices + 1] */
   uint64_t signature;   /* hash of the row lengths (and sizes): equal patterns' lengths give equal signatures */
+  ellr_dlong lr;        /* the long rows (ellr.h's long-row path): their list and chunks; their entries once filled */
 } ellr_dplan;
 
 /* Row lengths and order from the device row offsets d_rowptr (nnz = d_rowptr[nrows]) on stream s:

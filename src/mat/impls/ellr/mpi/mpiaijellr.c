@@ -77,6 +77,8 @@ static PetscErrorCode MatMPIAIJELLROffDiagSettings(const MatELLRSettings *parent
   s->eng.block_size      = parent->eng.block_size ? parent->eng.block_size : 256;
   s->eng.max_fill        = 0; /* its fill is bounded by the slicing; empty rows cost nothing */
   s->eng.index_bits      = parent->eng.index_bits;
+  s->eng.long_row_min    = parent->eng.long_row_min;
+  s->eng.long_join       = parent->eng.long_join;
   s->nonempty_rows       = PETSC_TRUE;
   s->eng.family          = ELLR_FAMILY_SLICED; /* a few entries per row: nothing for the CSR kernels to win */
   PetscFunctionReturn(0);
