@@ -314,7 +314,8 @@ t_out "ex1_27pt_aij_np1" "ex1_27pt_np1" filter_types 1e-3 -- $MPIEXEC -n 1 "$EX1
 # storage variants of ellrt give MATAIJ's answers
 i=0
 for o in "-mat_ellr_threads_per_row 4" "-mat_ellr_threads_per_row 32 -mat_ellr_max_fill 0" "-mat_ellr_slice_height 32 -mat_ellr_sort" \
-         "-mat_ellr_slice_height 7 -mat_ellr_threads_per_row 2" "-mat_ellr_sort -mat_ellr_sort_window 100" "-mat_ellr_backend cpu"; do
+         "-mat_ellr_slice_height 7 -mat_ellr_threads_per_row 2" "-mat_ellr_sort -mat_ellr_sort_window 100" "-mat_ellr_backend cpu" \
+         "-mat_ellr_long_rows 7" "-mat_ellr_long_rows 1 -mat_ellr_long_join atomic -mat_ellr_sort" "-mat_ellr_long_rows 6 -mat_ellr_backend cpu"; do
   i=$((i + 1))
   t_out "ex1_ellrt_opts${i}_np2" "ex1_np2" filter_types 1e-3 -- $MPIEXEC -n 2 "$EX1" $EX1OPTS -mat_type ellrt $ENGINE $o
 done
@@ -327,12 +328,15 @@ t_grep ex1_view_ellrt_np2 "type: mpiaijellrt && off-diagonal block && petsc-ellr
   -- $MPIEXEC -n 2 "$EX1" -n 16 -mat_type ellrt -mat_view ::ascii_info $ENGINE -ksp_type cg -pc_type jacobi
 t_grep ex1_view_options "threads per row 4, slice height 64 \(64 slices?\), rows sorted by decreasing length && column indices: 16-bit offsets in 0 of 64 slices \(-mat_ellr_index16 false\); 1[0-9]\.[0-9]+ bytes per nonzero" \
   -- "$EX1" -n 16 -mat_type ellrt -mat_ellr_threads_per_row 4 -mat_ellr_slice_height 64 -mat_ellr_sort -mat_ellr_index16 false -mat_view ::ascii_info $ENGINE -ksp_type cg -pc_type jacobi
+# the long-row path reported: interior rows of the 7-point stencil (7 entries) leave the slices
+t_grep ex1_view_long_rows "long rows: 2744 of at least 7 entries \(19208 entries\) left the slices \(-mat_ellr_long_rows 7\): chunks of 256 entries shared by many warps, joined in a fixed order \(-mat_ellr_long_join segmented\) && fill ratio" \
+  -- "$EX1" -n 16 -mat_type ellrt -mat_ellr_long_rows 7 -mat_view ::ascii_info $ENGINE -ksp_type cg -pc_type jacobi
 # without a GPU the automatic backend is AIJ's own products: -mat_view says so, nothing is built, ELLRMult never runs
 [ "$BACKEND" = cpu ] && Q=1 t_grep ex1_view_default_aij "petsc-ellr format ellrt .*backend aij: AIJ's own CPU products && KSP iterations: [0-9]+ \(CONVERGED_RTOL\)" \
   -- "$EX1" -n 16 -mat_type ellrt -mat_view ::ascii_info -ksp_type cg -pc_type jacobi
 [ "$BACKEND" = cpu ] && t_fn ex1_default_no_ellr_products no_ellrmult $MPIEXEC -n 2 "$EX1" -n 16 -mat_type pellr -ksp_type cg -pc_type jacobi -log_view
 # -help lists the options under the matrix's prefix (PETSc's ex2 and ex1 call MatSetFromOptions)
-Q=1 t_grep help_lists_options "-mat_ellr_backend:? <now auto && -mat_ellr_threads_per_row && -mat_ellr_block_size && -mat_ellr_slice_height && -mat_ellr_sort:? <[^>]*> Store rows && -mat_ellr_sort_window && -mat_ellr_max_fill && -mat_ellr_index16 && -mat_ellr_verify" \
+Q=1 t_grep help_lists_options "-mat_ellr_backend:? <now auto && -mat_ellr_threads_per_row && -mat_ellr_block_size && -mat_ellr_slice_height && -mat_ellr_sort:? <[^>]*> Store rows && -mat_ellr_sort_window && -mat_ellr_max_fill && -mat_ellr_index16 && -mat_ellr_long_rows && -mat_ellr_long_join && -mat_ellr_verify" \
   -- "$EX1" -n 4 -mat_type ellrt -help
 # the README's main job (make run-main)
 Q=1 t_grep ex1_main_job "Matrix type: seqaijellrt && KSP iterations: [0-9]+ \(CONVERGED_RTOL\) && petsc-ellr format ellrt" \
@@ -501,6 +505,7 @@ t_err bad_threads_per_row_np2 "-mat_ellr_threads_per_row 3 is invalid" -- $MPIEX
 Q=1 t_err bad_slice_height "-mat_ellr_slice_height -1 is invalid" -- "$EX1" $BAD -mat_type ellrt -mat_ellr_slice_height -1
 t_err bad_block_size "-mat_ellr_block_size 33 is invalid" -- "$EX1" $BAD -mat_type ellrt -mat_ellr_block_size 33
 t_err bad_sort_window "-mat_ellr_sort_window -3 is invalid" -- "$EX1" $BAD -mat_type pellr -mat_ellr_sort_window -3
+t_err bad_long_rows "-mat_ellr_long_rows -2 is invalid: use a number of entries" -- "$EX1" $BAD -mat_type ellrt -mat_ellr_long_rows -2
 t_err bad_max_fill "-mat_ellr_max_fill -1\\.? is invalid" -- "$EX1" $BAD -mat_type ellrt -mat_ellr_max_fill -1
 Q=1 t_err bad_backend_foo "Unknown option \"?foo\"? for -mat_ellr_backend" -- "$EX1" $BAD -mat_type ellrt -mat_ellr_backend foo
 # no GPU here: a clear error, whether the library has the CUDA backend compiled in or not

@@ -104,9 +104,10 @@ static void check_plan(const char *name, const tcsr *a, const ellr_params *p, co
     if (len[r] > maxlen) maxlen = len[r];
     nonempty += len[r] > 0;
   }
-  /* the long rows: at least the threshold's entries (automatic: max(512, 16 x the mean rounded up)); they are
+  /* the long rows: at least the threshold's entries (automatic: unsorted rows of a matrix of 2^20 entries or more,
+     max(512, 16 x the mean rounded up)); they are
      listed in row order with their entries in CSR order, and count as empty rows from here on */
-  const int64_t lmin = p->long_row_min == ELLR_LONG_ROWS_NONE ? INT32_MAX : p->long_row_min > 0 ? p->long_row_min : (n && 16 * ((nnz + n - 1) / n) > 512 ? 16 * ((nnz + n - 1) / n) : 512);
+  const int64_t lmin = p->long_row_min == ELLR_LONG_ROWS_NONE ? INT32_MAX : p->long_row_min > 0 ? p->long_row_min : (p->sort_rows || nnz < (1 << 20)) ? INT32_MAX : (n && 16 * ((nnz + n - 1) / n) > 512 ? 16 * ((nnz + n - 1) / n) : 512);
   int32_t       nlong = 0;
   int64_t       lent  = 0;
   int           lg_ok = pl->long_min == (int32_t)lmin;
@@ -435,10 +436,27 @@ static void check_errors(void)
   CHECK(st == ELLR_ERR_FILL && m.cols.words == NULL, "max_fill via matrix_create: %d", st);
   /* ... accepted with the long-row path (the dense row leaves the slices: no padding for it) */
   ellr_params pfl = pf;
-  pfl.long_row_min = 0;
+  pfl.long_row_min = 512;
   st               = ellr_plan_create(&vbig, &pfl, &pl);
   CHECK(st == ELLR_OK && pl.nlong == 1 && pl.long_rows[0] == 7 && pl.stats.fill < 2.0, "max_fill with the long-row path: %d '%s'", st, ellr_last_error());
   if (!st) ellr_plan_destroy(&pl);
+  /* the automatic threshold: only rows in their own order, in a matrix of at least 2^20 entries; then rows of
+     max(512, 16 x the mean rounded up) entries leave the slices -- here the one dense row */
+  {
+    tcsr mid;
+    tcsr_random(&mid, 70000, 70000, 15.0, 0.0, 7, 23);
+    ellr_csr      vm   = tcsr_view(&mid);
+    const int64_t mnnz = tcsr_nnz(&mid), mean = (mnnz + 69999) / 70000;
+    ellr_params   pa   = {0, 0, 32, 0, 0, 0.0, 0, 0, 0, 0, 0, 0}, ps2 = pa;
+    ps2.sort_rows      = 1;
+    st                 = ellr_plan_create(&vm, &pa, &pl);
+    CHECK(mnnz >= (1 << 20) && st == ELLR_OK && pl.long_min == (16 * mean > 512 ? 16 * mean : 512) && pl.nlong == 1 && pl.long_rows[0] == 7 && pl.stats.long_entries == 70000, "automatic long rows, own order: %d '%s', threshold %d, %d long rows", st, ellr_last_error(), pl.long_min, pl.nlong);
+    if (!st) ellr_plan_destroy(&pl);
+    st = ellr_plan_create(&vm, &ps2, &pl);
+    CHECK(st == ELLR_OK && pl.nlong == 0 && pl.long_min == INT32_MAX, "automatic long rows, sorted: none expected, %d", pl.nlong);
+    if (!st) ellr_plan_destroy(&pl);
+    tcsr_free(&mid);
+  }
   /* ... and in slices of one row (no padding) */
   ellr_params pf32 = {1, 0, 1, 1, 0, 2.0, 0, 0, 0, 0, 0, 0};
   st               = ellr_plan_create(&vbig, &pf32, &pl);

@@ -486,9 +486,10 @@ static void check_long_joins(const shape *sh, cudaStream_t stream)
   vecs_init(&v, (size_t)(a->nrows > a->ncols ? a->nrows : a->ncols));
   for (int join = 0; join < 2; join++)
     for (int sort = 0; sort < 2; sort++) {
-      ellr_params p = {0, 0, 32, sort, ELLR_SORT_WINDOW_AUTO, 0.0, ELLR_TUNE_MODEL, 0};
-      p.long_join   = join;
-      snprintf(name, sizeof(name), "%s long rows (automatic) join %s sort %d", sh->name, join ? "atomic" : "segmented", sort);
+      ellr_params p  = {0, 0, 32, sort, ELLR_SORT_WINDOW_AUTO, 0.0, ELLR_TUNE_MODEL, 0};
+      p.long_join    = join;
+      p.long_row_min = ELLR_LONG_ROW_FLOOR; /* the automatic threshold's floor (this matrix is too small for it to apply) */
+      snprintf(name, sizeof(name), "%s long rows (>= %d) join %s sort %d", sh->name, p.long_row_min, join ? "atomic" : "segmented", sort);
       ellr_csr          av = tcsr_view(a);
       ellr_matrix       ref;
       ellr_cuda_matrix *d  = NULL;
@@ -503,7 +504,10 @@ static void check_long_joins(const shape *sh, cudaStream_t stream)
         ellr_cuda_get_info(d, &info);
         CHECK(info.plan && info.plan->nlong == ref.plan.nlong && info.plan->stats.long_entries == ref.plan.stats.long_entries && info.plan->stats.maxrowlen > 2 * ELLR_LONG_CHUNK, "%s: long rows on the GPU %d, on the host %d", name, info.plan ? info.plan->nlong : -1, ref.plan.nlong);
         check_all_products(name, a, &ref, d, &v, stream, 7000 + 10 * join + sort);
-        /* repeated products: the segmented join's bits never change */
+        /* repeated products: the segmented join's bits never change (the slices' rows kernel, which has no
+           atomics: the chunks kernel joins the parts of a split slice by atomics) */
+        const ellr_cuda_kopts rows_kernel = {1, 1, 0, 0};
+        CHECK(ellr_cuda_set_kopts(d, &rows_kernel) == ELLR_OK, "%s: set_kopts: %s", name, ellr_last_error());
         tfill_random(v.hx, a->ncols, 7100);
         up(v.dx, v.hx, (size_t)a->ncols);
         double *first = (double *)malloc(((size_t)a->nrows + 1) * sizeof(double));
@@ -518,6 +522,7 @@ static void check_long_joins(const shape *sh, cudaStream_t stream)
         if (!join) CHECK(same, "%s: the segmented join gave different bits in repeated products", name);
         printf("%s: %d long rows, %lld entries; repeated products bitwise equal: %s\n", name, info.plan ? info.plan->nlong : 0, info.plan ? (long long)info.plan->stats.long_entries : 0LL, same ? "yes" : "no");
         free(first);
+        ellr_cuda_set_kopts(d, NULL);
         check_update(name, a, a, NULL, 0, &ref, d, &v, stream, 7200 + 10 * join + sort);
         CHECK(ellr_cuda_destroy(d) == ELLR_OK, "%s: destroy: %s", name, ellr_last_error());
       }
@@ -626,7 +631,7 @@ static void check_errors(void)
   else CHECK(st == ELLR_ERR_CUDA && d == NULL, "max fill without a GPU: %d '%s'", st, ellr_last_error()); /* the plan is made on the GPU */
   if (ellr_cuda_device_count() > 0) { /* ... and accepted once the dense row takes the long-row path */
     ellr_params pl = pf;
-    pl.long_row_min = 0;
+    pl.long_row_min = 512;
     st              = ellr_cuda_create(&pv, &pl, NULL, &d);
     ellr_cuda_info info;
     if (!st) ellr_cuda_get_info(d, &info);

@@ -189,7 +189,7 @@ static void bench_cusparse(cusparseHandle_t h, const bench_matrix &m, const doub
   CK(cudaFree(dv));
 
   /* sliced ELL, slices of 32 rows, natural order: the engine's host layout with T = 1, padding -1 */
-  ellr_params p = {1, 0, 32, 0, 0, 0.0, 0, 0, ELLR_FAMILY_SLICED, 32};
+  ellr_params p = {1, 0, 32, 0, 0, 0.0, 0, 0, ELLR_FAMILY_SLICED, 32, ELLR_LONG_ROWS_NONE, 0}; /* every row in the slices */
   ellr_matrix em;
   ellr_csr    av = tcsr_view(a);
   if (ellr_plan_create(&av, &p, &em.plan) == ELLR_OK) {

@@ -89,11 +89,16 @@ typedef struct {
                 answer in every product (deterministic), one extra read and write per chunk;
      ATOMIC     each chunk's sum added into y with atomicAdd: no partial sums, but the order of the additions,
                 hence the rounding of the row's result, can change from one product to the next.
-   Automatic threshold: max(ELLR_LONG_ROW_FLOOR, 16 x the mean row length rounded up) -- a row 16 times the mean
-   would pad a slice of rows near the mean 16-fold, and under the floor a row is short work for one warp anyway. */
+   Automatic (measured on the H100, tests/spmv, doc/performance.md): only where rows keep their own order (no sort)
+   and the matrix has at least ELLR_LONG_MIN_NNZ entries, rows of at least max(ELLR_LONG_ROW_FLOOR, 16 x the mean
+   row length rounded up).  In their own order a long row pads its whole slice (power laws in slices of 32:
+   1.04-1.08x faster with the path); sorted rows already share slices with rows of similar length, whose wide
+   slices the chunks kernel cuts among warps (the path measured 2-4% slower there, a second launch for the same
+   work); and on small matrices the second launch costs more than it balances (memplus: 0.68x -> 0.53x CSR). */
 #define ELLR_LONG_ROWS_NONE  (-1)
 #define ELLR_LONG_ROW_FLOOR  512
 #define ELLR_LONG_CHUNK      256
+#define ELLR_LONG_MIN_NNZ    (1 << 20)
 enum { ELLR_LONG_JOIN_SEGMENTED = 0, ELLR_LONG_JOIN_ATOMIC = 1 };
 /* The threshold p asks for, for a matrix of nrows rows and nnz entries: rows with at least this many entries
    are long; INT32_MAX when no row may be. */
@@ -101,6 +106,7 @@ static inline int32_t ellr_long_row_min(const ellr_params *p, int64_t nnz, int32
 {
   if (p->long_row_min == ELLR_LONG_ROWS_NONE) return INT32_MAX;
   if (p->long_row_min > 0) return p->long_row_min;
+  if (p->sort_rows || nnz < ELLR_LONG_MIN_NNZ) return INT32_MAX;
   const int64_t mean = nrows > 0 ? (nnz + nrows - 1) / nrows : 0, t = 16 * mean;
   return t > ELLR_LONG_ROW_FLOOR ? (t < INT32_MAX ? (int32_t)t : INT32_MAX) : ELLR_LONG_ROW_FLOOR;
 }
