@@ -36,6 +36,12 @@
                                           within 2% of the full sort)
 .  -mat_ellr_index16 <true>             - 16-bit column offsets from a per-slice base in every slice whose columns
                                           span under 65535 (10 bytes per entry instead of 12); false = 32-bit indices
+.  -mat_ellr_long_rows <0>              - rows of at least this many entries leave the slices (they pad nothing)
+                                          for the long-row path: chunks of 256 entries that separate warps
+                                          multiply; 0 = automatic (rows in their own order, matrices of 2^20 entries
+                                          or more: max(512, 16 x the mean row length)); -1 = none
+.  -mat_ellr_long_join <segmented,atomic> - GPU: how a long row's chunks meet: segmented = partial sums added in a
+                                          fixed order (the same bits in every product); atomic = atomicAdd into y
 .  -mat_ellr_max_fill <8>               - refuse storage of more than this many times CSR's bytes (0 = no limit;
                                           storage under 1 MiB is never refused)
 .  -mat_ellr_tune <model,exhaustive,none> - how the GPU kernel's parameters left at 0 are picked: model = from

@@ -19,6 +19,10 @@
   A slice is as wide as its longest row rounded up to T; ELLPACK-R's per-row length
   array (rowlen) lets every row stop at its own end.
 
+  Rows of at least long_row_min entries (ellr_params; automatic for rows in their own order) leave the slices for
+  the long-row path: they are empty rows there, and keep their entries in CSR order, multiplied in chunks shared
+  by many warps (below, at ELLR_LONG_CHUNK).
+
   The build is split in two so that a pattern is planned once and values can be
   refilled in O(nnz) with no allocation:
     plan (O(n)):   row order, per-slice widths, offsets, statistics, fill check;

@@ -8,7 +8,7 @@
 #include "ellr_cuda_cols.cuh"
 #include "ellr_cuda_util.cuh"
 
-#include <cub/cub.cuh>
+#include "ellr_cuda_scan.cuh"
 #include <climits>
 
 __global__ void ellr_kernel_col_span(int64_t nstoredrows, int32_t nrows, int32_t C, int32_t T, const int32_t *__restrict__ rowlen, const int32_t *__restrict__ perm, const int32_t *__restrict__ rowptr, const int32_t *__restrict__ col, int32_t *lo, int32_t *hi)
@@ -71,8 +71,6 @@ ellr_status ellr_cuda_cols_plan(const ellr_plan *pl, const ellr_dplan *dp, const
   }
   int32_t *lo = NULL, *hi = NULL;
   int     *cnt = NULL;
-  char    *temp = NULL;
-  size_t   bytes = 0;
   int      packed = 0;
   const int64_t nstoredrows = (int64_t)ns * pl->C, threads = nstoredrows * pl->T;
   ellr_status   err = ELLR_OK;
@@ -92,9 +90,7 @@ ellr_status ellr_cuda_cols_plan(const ellr_plan *pl, const ellr_dplan *dp, const
     if (threads > 0 && pl->stats.nnz > 0) ellr_kernel_col_span<<<(unsigned)((threads + 255) / 256), 256, 0, s>>>(nstoredrows, pl->nrows, pl->C, pl->T, dp->rowlen, dp->perm, d_rowptr, d_col, lo, hi);
     ellr_kernel_col_slices<<<(unsigned)((ns + 255) / 256), 256, 0, s>>>(ns, index_bits, dp->slice_start, lo, hi, c->base, c->start, cnt);
     CUE(cudaGetLastError());
-    CUE(cub::DeviceScan::InclusiveSum(NULL, bytes, c->start + 1, c->start + 1, ns, s));
-    if (!err) err = salloc(&temp, bytes, s, "the scan's scratch");
-    CUE(cub::DeviceScan::InclusiveSum(temp, bytes, c->start + 1, c->start + 1, ns, s));
+    if (!err) err = ellr_cuda_inclusive_sum(c->start + 1, ns, s);
   }
   CUE(cudaMemcpyAsync(&c->nwords, c->start + ns, sizeof(int64_t), cudaMemcpyDeviceToHost, s));
   CUE(cudaMemcpyAsync(&packed, cnt, sizeof(int), cudaMemcpyDeviceToHost, s));
@@ -103,7 +99,6 @@ ellr_status ellr_cuda_cols_plan(const ellr_plan *pl, const ellr_dplan *dp, const
   sfree(&lo, s);
   sfree(&hi, s);
   sfree(&cnt, s);
-  sfree(&temp, s);
   if (err) return err;
   st->packed_slices = packed;
   st->index_bytes   = (size_t)c->nwords * sizeof(uint16_t);

@@ -1,9 +1,9 @@
 /* ellr_cuda_long.cu - the long-row path of the CUDA backend (ellr_cuda_long.cuh). */
 #include "ellr_cuda_long.cuh"
 #include "ellr_cuda_util.cuh"
+#include "ellr_cuda_scan.cuh"
 
 #include <climits>
-#include <cub/device/device_scan.cuh>
 #include <cub/device/device_select.cuh>
 #include <thrust/iterator/counting_iterator.h>
 
@@ -170,19 +170,13 @@ static ellr_long_kargs long_args(const ellr_dlong *lr)
   return a;
 }
 
-/* In-place inclusive sum of d[0..n) on s; the last element read back into *last (s synchronized). */
+/* In-place inclusive sum of d[0..n) on s, its last element read back into *last (s synchronized). */
 template <class X>
 static ellr_status scan_and_read_last(X *d, int32_t n, cudaStream_t s, X *last)
 {
-  size_t bytes = 0;
-  char  *temp  = NULL;
-  CU(cub::DeviceScan::InclusiveSum(NULL, bytes, d, d, n, s));
-  TRY(salloc(&temp, bytes, s, "the scan's scratch"));
-  cudaError_t e = cub::DeviceScan::InclusiveSum(temp, bytes, d, d, n, s);
-  if (e == cudaSuccess) e = cudaMemcpyAsync(last, d + n - 1, sizeof(X), cudaMemcpyDeviceToHost, s);
-  sfree(&temp, s);
-  if (e == cudaSuccess) e = cudaStreamSynchronize(s);
-  if (e != cudaSuccess) return cu_err(e, "the long rows' scan", __LINE__);
+  TRY(ellr_cuda_inclusive_sum(d, n, s));
+  CU(cudaMemcpyAsync(last, d + n - 1, sizeof(X), cudaMemcpyDeviceToHost, s));
+  CU(cudaStreamSynchronize(s));
   return ELLR_OK;
 }
 

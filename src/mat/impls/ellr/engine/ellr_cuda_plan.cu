@@ -10,6 +10,7 @@
 */
 #include "ellr_cuda_plan.cuh"
 #include "ellr_cuda_util.cuh"
+#include "ellr_cuda_scan.cuh"
 
 #include <cub/cub.cuh>
 #include <cstdlib>
@@ -296,8 +297,6 @@ ellr_status ellr_cuda_plan_geometry(const int32_t *d_rowptr, int T, const ellr_p
   }
   int32_t            *width = NULL;
   ellr_plan_counters *c     = NULL;
-  char               *temp  = NULL;
-  size_t              bytes = 0;
   ellr_plan_counters  hc;
   ellr_status         st = salloc(&width, (size_t)ns, s, "the slice widths");
   if (!st) st = salloc(&c, 1, s, "the plan counters");
@@ -312,9 +311,7 @@ ellr_status ellr_cuda_plan_geometry(const int32_t *d_rowptr, int T, const ellr_p
     ellr_kernel_slice_sizes<<<grid_of(ns, 256), 256, 0, s>>>(ns, pl->C, pl->T, width, dp->slice_start + 1);
     ellr_kernel_niter<<<grid_of(((int64_t)n + 32 / pl->T - 1) / (32 / pl->T), 256), 256, 0, s>>>(n, pl->T, dp->rowlen, d_rowptr, pl->long_min, c);
     CUE(cudaGetLastError());
-    CUE(cub::DeviceScan::InclusiveSum(NULL, bytes, dp->slice_start + 1, dp->slice_start + 1, ns, s));
-    if (!st) st = salloc(&temp, bytes, s, "the scan's scratch");
-    CUE(cub::DeviceScan::InclusiveSum(temp, bytes, dp->slice_start + 1, dp->slice_start + 1, ns, s));
+    if (!st) st = ellr_cuda_inclusive_sum(dp->slice_start + 1, ns, s);
   }
   CUE(cudaMemcpyAsync(pl->slice_start, dp->slice_start, ((size_t)ns + 1) * sizeof(int64_t), cudaMemcpyDeviceToHost, s));
   CUE(cudaMemcpyAsync(&hc, c, sizeof(hc), cudaMemcpyDeviceToHost, s));
@@ -322,7 +319,6 @@ ellr_status ellr_cuda_plan_geometry(const int32_t *d_rowptr, int T, const ellr_p
 #undef CUE
   sfree(&width, s);
   sfree(&c, s);
-  sfree(&temp, s);
   if (st) return st;
 
   ellr_stats *sx = &pl->stats;
