@@ -56,7 +56,21 @@ __global__ void __launch_bounds__(1024) ellr_kernel_csr_vector(const ellr_csr_ka
   const bool    active = i < a.nrows;
   const int32_t k1     = active ? __ldg(a.rowptr + i + 1) : 0;
   double        sum    = 0.0;
-  for (int32_t k = (active ? __ldg(a.rowptr + i) : 0) + t; k < k1; k += T) sum = fma(__ldg(a.val + k), __ldg(a.x + __ldg(a.col + k)), sum);
+  /* four entries per lane in flight, the last group too (predicated): a row of a few entries per lane is one round
+     trip to memory, not one per entry; the sum keeps the entries' order */
+  for (int32_t k = (active ? __ldg(a.rowptr + i) : 0) + t; k < k1; k += 4 * T) {
+    int32_t c[4];
+    double  v[4];
+#pragma unroll
+    for (int q = 0; q < 4; q++) {
+      const bool in = k + q * T < k1;
+      c[q]          = in ? __ldg(a.col + k + q * T) : 0;
+      v[q]          = in ? __ldg(a.val + k + q * T) : 0.0;
+    }
+#pragma unroll
+    for (int q = 0; q < 4; q++)
+      if (k + q * T < k1) sum = fma(v[q], __ldg(a.x + c[q]), sum);
+  }
   sum = ellr_csr_reduce<T>(sum);
   if (t == 0 && active) ellr_csr_store(a, (int32_t)i, sum, ADDZ);
 }
@@ -113,18 +127,21 @@ __global__ void __launch_bounds__(ELLR_IPCSR_THREADS) ellr_kernel_ipcsr(const el
     }
     return;
   }
-  /* four entries per thread in flight: the x gathers are latency-bound */
-  int32_t k = k0 + (int32_t)threadIdx.x;
-  for (; k + 3 * ELLR_IPCSR_THREADS < k1; k += 4 * ELLR_IPCSR_THREADS) {
-    const int32_t c0 = __ldg(a.col + k), c1 = __ldg(a.col + k + ELLR_IPCSR_THREADS), c2 = __ldg(a.col + k + 2 * ELLR_IPCSR_THREADS), c3 = __ldg(a.col + k + 3 * ELLR_IPCSR_THREADS);
-    const double  v0 = __ldg(a.val + k), v1 = __ldg(a.val + k + ELLR_IPCSR_THREADS), v2 = __ldg(a.val + k + 2 * ELLR_IPCSR_THREADS), v3 = __ldg(a.val + k + 3 * ELLR_IPCSR_THREADS);
-    const double  x0 = __ldg(a.x + c0), x1 = __ldg(a.x + c1), x2 = __ldg(a.x + c2), x3 = __ldg(a.x + c3);
-    prod[k - k0]                          = v0 * x0;
-    prod[k - k0 + ELLR_IPCSR_THREADS]     = v1 * x1;
-    prod[k - k0 + 2 * ELLR_IPCSR_THREADS] = v2 * x2;
-    prod[k - k0 + 3 * ELLR_IPCSR_THREADS] = v3 * x3;
+  /* four entries per thread in flight, the last group too (predicated): a block of ~CAP entries is one round trip
+     to memory per thread, not one per leftover entry (the x gathers are latency-bound) */
+  for (int32_t k = k0 + (int32_t)threadIdx.x; k < k1; k += 4 * ELLR_IPCSR_THREADS) {
+    int32_t c[4];
+    double  v[4];
+#pragma unroll
+    for (int q = 0; q < 4; q++) {
+      const bool in = k + q * ELLR_IPCSR_THREADS < k1;
+      c[q]          = in ? __ldg(a.col + k + q * ELLR_IPCSR_THREADS) : 0;
+      v[q]          = in ? __ldg(a.val + k + q * ELLR_IPCSR_THREADS) : 0.0;
+    }
+#pragma unroll
+    for (int q = 0; q < 4; q++)
+      if (k + q * ELLR_IPCSR_THREADS < k1) prod[k - k0 + q * ELLR_IPCSR_THREADS] = v[q] * __ldg(a.x + c[q]);
   }
-  for (; k < k1; k += ELLR_IPCSR_THREADS) prod[k - k0] = __ldg(a.val + k) * __ldg(a.x + __ldg(a.col + k));
   __syncthreads();
   /* threads per row: as many as the rows leave, up to a warp (block-uniform, so the shuffles see whole warps) */
   const int32_t R = r1 - r0;

@@ -52,23 +52,24 @@ struct ellr_long_kargs {
   double         *y;
 };
 
-/* The chunk of warp gw: its long row k and entries [e0, e1). */
-__device__ __forceinline__ void ellr_long_chunk(const ellr_long_kargs &a, int32_t gw, int32_t *k, int64_t *e0, int64_t *e1)
+/* The chunk of this thread's warp gw: its long row k and entries [e0, e1); false past the last chunk (warp-uniform). */
+__device__ __forceinline__ bool ellr_long_chunk(const ellr_long_kargs &a, int32_t *gw, int32_t *k, int64_t *e0, int64_t *e1)
 {
-  *k  = a.chunk_row[gw];
-  *e0 = a.start[*k] + (int64_t)(gw - a.first_chunk[*k]) * ELLR_LONG_CHUNK;
+  *gw = (int32_t)(((int64_t)blockIdx.x * blockDim.x + threadIdx.x) >> 5);
+  if (*gw >= a.nchunks) return false;
+  *k  = a.chunk_row[*gw];
+  *e0 = a.start[*k] + (int64_t)(*gw - a.first_chunk[*k]) * ELLR_LONG_CHUNK;
   *e1 = min(*e0 + ELLR_LONG_CHUNK, a.start[*k + 1]);
+  return true;
 }
 
 /* Copies the chunk of each warp out of the CSR: coalesced on both sides. */
 __global__ void __launch_bounds__(ELLR_LONG_THREADS) ellr_kernel_long_fill(ellr_long_kargs a, const int32_t *__restrict__ rowptr, const int32_t *__restrict__ csrcol, const double *__restrict__ csrval, int32_t *col, double *val)
 {
-  const int32_t gw   = (int32_t)(((int64_t)blockIdx.x * blockDim.x + threadIdx.x) >> 5);
-  const int     lane = threadIdx.x & 31;
-  if (gw >= a.nchunks) return;
-  int32_t k;
-  int64_t e0, e1;
-  ellr_long_chunk(a, gw, &k, &e0, &e1);
+  const int lane = threadIdx.x & 31;
+  int32_t   gw, k;
+  int64_t   e0, e1;
+  if (!ellr_long_chunk(a, &gw, &k, &e0, &e1)) return;
   const int64_t src = (int64_t)rowptr[a.rows[k]] - a.start[k];
   for (int64_t e = e0 + lane; e < e1; e += 32) {
     if (col) col[e] = csrcol[src + e];
@@ -87,12 +88,10 @@ __device__ __forceinline__ double ellr_long_warp_sum(double v)
 template <int JOIN>
 __global__ void __launch_bounds__(ELLR_LONG_THREADS) ellr_kernel_long(const ellr_long_kargs a)
 {
-  const int32_t gw   = (int32_t)(((int64_t)blockIdx.x * blockDim.x + threadIdx.x) >> 5);
-  const int     lane = threadIdx.x & 31;
-  if (gw >= a.nchunks) return; /* warp-uniform */
-  int32_t k;
-  int64_t e0, e1;
-  ellr_long_chunk(a, gw, &k, &e0, &e1);
+  const int lane = threadIdx.x & 31;
+  int32_t   gw, k;
+  int64_t   e0, e1;
+  if (!ellr_long_chunk(a, &gw, &k, &e0, &e1)) return;
   /* four loads per lane in flight: the gathers of x are latency-bound */
   double sum = 0.0;
   for (int64_t e = e0 + lane; e < e1; e += 128) {
@@ -140,12 +139,10 @@ __global__ void __launch_bounds__(ELLR_LONG_THREADS) ellr_kernel_long(const ellr
 /* y += (long rows)^T x: atomics into y, as the slices' transpose. */
 __global__ void __launch_bounds__(ELLR_LONG_THREADS) ellr_kernel_long_transpose(const ellr_long_kargs a)
 {
-  const int32_t gw   = (int32_t)(((int64_t)blockIdx.x * blockDim.x + threadIdx.x) >> 5);
-  const int     lane = threadIdx.x & 31;
-  if (gw >= a.nchunks) return;
-  int32_t k;
-  int64_t e0, e1;
-  ellr_long_chunk(a, gw, &k, &e0, &e1);
+  const int lane = threadIdx.x & 31;
+  int32_t   gw, k;
+  int64_t   e0, e1;
+  if (!ellr_long_chunk(a, &gw, &k, &e0, &e1)) return;
   const double xr = __ldg(a.x + (a.out ? a.out[k] : a.rows[k]));
   for (int64_t e = e0 + lane; e < e1; e += 32) atomicAdd(a.y + __ldg(a.col + e), __ldg(a.val + e) * xr);
 }
