@@ -56,23 +56,11 @@ __global__ void __launch_bounds__(1024) ellr_kernel_csr_vector(const ellr_csr_ka
   const bool    active = i < a.nrows;
   const int32_t k1     = active ? __ldg(a.rowptr + i + 1) : 0;
   double        sum    = 0.0;
-  const int32_t k0 = active ? __ldg(a.rowptr + i) : 0;
-  if (k1 - k0 <= 4 * T) {
-    /* up to four entries per lane: all of them in flight at once (predicated), one round trip to memory instead of
-       one per entry (measured, H100: small SuiteSparse matrices 1.05-1.4x); the sum keeps the entries' order */
-    int32_t c[4];
-    double  v[4];
-#pragma unroll
-    for (int q = 0; q < 4; q++) {
-      const bool in = k0 + t + q * T < k1;
-      c[q]          = in ? __ldg(a.col + k0 + t + q * T) : 0;
-      v[q]          = in ? __ldg(a.val + k0 + t + q * T) : 0.0;
-    }
-#pragma unroll
-    for (int q = 0; q < 4; q++)
-      if (k0 + t + q * T < k1) sum = fma(v[q], __ldg(a.x + c[q]), sum);
-  } else /* longer rows: the compiler's unrolled loop keeps more loads in flight (a 4-wide group measured 1.1-1.7x slower) */
-    for (int32_t k = k0 + t; k < k1; k += T) sum = fma(__ldg(a.val + k), __ldg(a.x + __ldg(a.col + k)), sum);
+  /* the compiler's unrolled loop.  Grouping a lane's last loads (as IPCSR below; for every row, or only for rows of
+     up to 4 entries per lane) measured 1.1-1.8x slower on the matrices with long rows (web-NotreDame, the power
+     laws, EPA; H100, two runs; same registers and unrolling in the PTX, cause not found) for gains inside the
+     run-to-run spread on the small ones: left out */
+  for (int32_t k = (active ? __ldg(a.rowptr + i) : 0) + t; k < k1; k += T) sum = fma(__ldg(a.val + k), __ldg(a.x + __ldg(a.col + k)), sum);
   sum = ellr_csr_reduce<T>(sum);
   if (t == 0 && active) ellr_csr_store(a, (int32_t)i, sum, ADDZ);
 }
