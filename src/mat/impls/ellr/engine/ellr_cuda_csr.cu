@@ -2,10 +2,9 @@
 #include "ellr_cuda_csr.cuh"
 #include "ellr_cuda_csr_kernels.cuh"
 #include "ellr_cuda_util.cuh"
+#include "ellr_cuda_scan.cuh"
 
 #include <climits>
-#include <cub/device/device_select.cuh>
-#include <thrust/iterator/counting_iterator.h>
 
 int ellr_csr_vector_threads(double meanrowlen)
 {
@@ -19,31 +18,15 @@ ellr_status ellr_cuda_csr_prepare(ellr_csr_dev *c, cudaStream_t s)
   if (c->family != ELLR_FAMILY_IPCSR || c->blocks || c->nrows == 0) return ELLR_OK;
   const int32_t n     = c->nrows;
   char         *flag  = NULL;
-  int32_t      *count = NULL, *blocks = NULL;
-  void         *temp  = NULL;
-  size_t        bytes = 0;
-  ellr_status   st    = ELLR_OK;
   int32_t       nsel  = 0;
-  cudaError_t   e;
-  thrust::counting_iterator<int32_t> iota(0);
-  if ((st = dalloc(&blocks, (size_t)n + 1, "the IPCSR row blocks"))) return st;
-  if (!(st = salloc(&flag, (size_t)n + 1, s, "the IPCSR row-block flags")) && !(st = salloc(&count, 1, s, "a counter"))) {
-    ellr_kernel_ipcsr_flags<<<(unsigned)(((int64_t)n + 256) / 256), 256, 0, s>>>(n, c->rowptr, flag);
-    if ((e = cudaGetLastError()) != cudaSuccess) st = cu_err(e, "ellr_kernel_ipcsr_flags", __LINE__);
-    if (!st && (e = cub::DeviceSelect::Flagged(NULL, bytes, iota, flag, blocks, count, n + 1, s)) != cudaSuccess) st = cu_err(e, "cub::DeviceSelect::Flagged", __LINE__);
-    if (!st) st = salloc((char **)&temp, bytes, s, "CUB scratch");
-    if (!st && (e = cub::DeviceSelect::Flagged(temp, bytes, iota, flag, blocks, count, n + 1, s)) != cudaSuccess) st = cu_err(e, "cub::DeviceSelect::Flagged", __LINE__);
-    if (!st && (e = cudaMemcpyAsync(&nsel, count, sizeof(int32_t), cudaMemcpyDeviceToHost, s)) != cudaSuccess) st = cu_err(e, "cudaMemcpyAsync", __LINE__);
-    if (!st && (e = cudaStreamSynchronize(s)) != cudaSuccess) st = cu_err(e, "cudaStreamSynchronize", __LINE__);
-  }
-  if (temp) sfree((char **)&temp, s);
-  if (flag) sfree(&flag, s);
-  if (count) sfree(&count, s);
-  if (st) {
-    (void)dfree(&blocks);
-    return st;
-  }
-  c->blocks  = blocks;
+  ellr_status   st    = salloc(&flag, (size_t)n + 1, s, "the IPCSR row-block flags");
+  if (st) return st;
+  ellr_kernel_ipcsr_flags<<<(unsigned)(((int64_t)n + 256) / 256), 256, 0, s>>>(n, c->rowptr, flag);
+  const cudaError_t e = cudaGetLastError();
+  if (e != cudaSuccess) st = cu_err(e, "ellr_kernel_ipcsr_flags", __LINE__);
+  if (!st) st = ellr_cuda_select_flagged(flag, n + 1, s, &c->blocks, &nsel, "the IPCSR row blocks");
+  sfree(&flag, s);
+  if (st) return st;
   c->nblocks = nsel - 1; /* the list ends with nrows */
   return ELLR_OK;
 }

@@ -4,8 +4,6 @@
 #include "ellr_cuda_scan.cuh"
 
 #include <climits>
-#include <cub/device/device_select.cuh>
-#include <thrust/iterator/counting_iterator.h>
 
 #define ELLR_LONG_THREADS 256
 
@@ -180,30 +178,16 @@ static ellr_status scan_and_read_last(X *d, int32_t n, cudaStream_t s, X *last)
 ellr_status ellr_cuda_long_plan(const int32_t *d_rowptr, int32_t n, int32_t min_len, int32_t *d_len, cudaStream_t s, ellr_dlong *lr)
 {
   memset(lr, 0, sizeof(*lr));
-  lr->min_len = min_len;
   if (n <= 0) return ELLR_OK;
-  char                              *flag  = NULL;
-  int32_t                           *count = NULL;
-  char                              *temp  = NULL;
-  size_t                             bytes = 0;
-  int32_t                            nsel  = 0;
-  ellr_status                        st    = ELLR_OK;
-  cudaError_t                        e     = cudaSuccess;
-  thrust::counting_iterator<int32_t> iota(0);
-  TRY(dalloc(&lr->rows, (size_t)n, "the long rows"));
-  if (!(st = salloc(&flag, (size_t)n, s, "the long-row flags")) && !(st = salloc(&count, 1, s, "a counter"))) {
-    ellr_kernel_long_flags<<<(unsigned)(((int64_t)n + 255) / 256), 256, 0, s>>>(n, min_len, d_len, flag);
-    if ((e = cudaGetLastError()) == cudaSuccess) e = cub::DeviceSelect::Flagged(NULL, bytes, iota, flag, lr->rows, count, n, s);
-    if (e == cudaSuccess && !(st = salloc(&temp, bytes, s, "CUB scratch"))) {
-      e = cub::DeviceSelect::Flagged(temp, bytes, iota, flag, lr->rows, count, n, s);
-      if (e == cudaSuccess) e = cudaMemcpyAsync(&nsel, count, sizeof(int32_t), cudaMemcpyDeviceToHost, s);
-      if (e == cudaSuccess) e = cudaStreamSynchronize(s);
-    }
-    if (e != cudaSuccess && !st) st = cu_err(e, "selecting the long rows", __LINE__);
-  }
-  sfree(&temp, s);
+  char       *flag = NULL;
+  int32_t     nsel = 0;
+  ellr_status st   = salloc(&flag, (size_t)n, s, "the long-row flags");
+  if (st) return st;
+  ellr_kernel_long_flags<<<(unsigned)(((int64_t)n + 255) / 256), 256, 0, s>>>(n, min_len, d_len, flag);
+  const cudaError_t e = cudaGetLastError();
+  if (e != cudaSuccess) st = cu_err(e, "ellr_kernel_long_flags", __LINE__);
+  if (!st) st = ellr_cuda_select_flagged(flag, n, s, &lr->rows, &nsel, "the long rows");
   sfree(&flag, s);
-  sfree(&count, s);
   if (st) return st;
   lr->nlong = nsel;
   if (!nsel) return dfree(&lr->rows);

@@ -15,7 +15,6 @@
 #include <cuda_runtime.h>
 
 typedef struct {
-  int32_t   min_len;     /* the threshold (rows of at least this many entries) */
   int32_t   nlong;       /* long rows */
   int32_t   nchunks;     /* chunks of all of them */
   int64_t   nentries;    /* their entries */
@@ -30,7 +29,7 @@ typedef struct {
   unsigned *arrived;     /* [nlong] the segmented join's arrival counters: 0 between products */
 } ellr_dlong;
 
-/* Finds the rows of at least min_len entries from the device row offsets, sets their length in d_len (the
+/* Finds the rows of at least min_len entries (the plan's long_min), sets their length in d_len (the
    lengths in row order, as the plan's first pass wrote them) to 0 and plans their chunks: allocates rows, start,
    first_chunk, chunk_row; sets nlong, nentries, nchunks.  Returns with s synchronized. */
 ellr_status ellr_cuda_long_plan(const int32_t *d_rowptr, int32_t n, int32_t min_len, int32_t *d_len, cudaStream_t s, ellr_dlong *lr);

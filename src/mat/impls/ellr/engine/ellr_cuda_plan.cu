@@ -264,7 +264,6 @@ ellr_status ellr_cuda_plan_order(const int32_t *d_rowptr, int32_t n, int32_t nco
   if (hc.bad) return ellr_error(ELLR_ERR_ARG, "CSR row offsets decrease");
   /* the long rows leave the slices: empty rows from here on (ellr.h) */
   pl->long_min = ellr_long_row_min(p, nnz, n);
-  dp->lr.min_len = pl->long_min;
   if (n > 0 && hc.maxlen >= pl->long_min) TRY(ellr_cuda_long_plan(d_rowptr, n, pl->long_min, sort ? w.keys : dp->rowlen, s, &dp->lr));
   pl->nlong              = dp->lr.nlong;
   pl->stats.long_entries = dp->lr.nentries;
