@@ -150,7 +150,12 @@ void ellr_plan_destroy(ellr_plan *pl)
   memset(pl, 0, sizeof(*pl));
 }
 
-static size_t ellr_long_bytes(const ellr_plan *pl);
+/* The long rows' storage: their entries (12 bytes each), rows and offsets. */
+static size_t ellr_long_bytes(const ellr_plan *pl)
+{
+  if (!pl->nlong) return 0;
+  return (size_t)pl->stats.long_entries * (sizeof(double) + sizeof(int32_t)) + (size_t)pl->nlong * sizeof(int32_t) * (pl->long_out ? 2 : 1) + ((size_t)pl->nlong + 1) * sizeof(int64_t);
+}
 
 /* Slice widths, offsets, statistics and the fill check of a plan whose order (rowlen, perm) is set;
    len holds the row lengths in the original order, long rows counted empty.  T is resolved here; the
@@ -200,13 +205,6 @@ ellr_status ellr_csr_check_rows(const ellr_csr *a)
     if (a->rows[i] < 0 || a->rows[i] >= a->nrows_out || (i > 0 && a->rows[i] <= a->rows[i - 1]))
       return ellr_error(ELLR_ERR_ARG, "compressed row %d is row %d: the rows must increase strictly inside [0, %d)", i, a->rows[i], a->nrows_out);
   return ELLR_OK;
-}
-
-/* The long rows' storage: their entries (12 bytes each), rows and offsets. */
-static size_t ellr_long_bytes(const ellr_plan *pl)
-{
-  if (!pl->nlong) return 0;
-  return (size_t)pl->stats.long_entries * (sizeof(double) + sizeof(int32_t)) + (size_t)pl->nlong * sizeof(int32_t) * (pl->long_out ? 2 : 1) + ((size_t)pl->nlong + 1) * sizeof(int64_t);
 }
 
 /* The long-row path (ellr.h): rows of at least the threshold's entries are listed with their entries' offsets,
