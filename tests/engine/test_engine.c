@@ -90,6 +90,26 @@ static int64_t brute_niter(const int32_t *len, int32_t n, int32_t T)
   return it;
 }
 
+/* Per-slice T (ELLR_THREADS_PER_SLICE), written out apart from the engine's: the smallest of 1, 2, 4, .., 32 whose
+   16 entries per thread cover the slice's longest row. */
+static int32_t brute_slice_T(int64_t width)
+{
+  static const int32_t Ts[] = {1, 2, 4, 8, 16, 32};
+  for (int k = 0; k < 5; k++)
+    if (16 * (int64_t)Ts[k] >= width) return Ts[k];
+  return 32;
+}
+
+/* Warp iterations with each slice's own T: warps of 32/T rows inside each slice of C rows. */
+static int64_t brute_niter_per_slice(const int32_t *slen, int32_t n, int32_t C, const int32_t *sT)
+{
+  int64_t it = 0;
+  for (int32_t s0 = 0; s0 < n; s0 += C) it += brute_niter(slen + s0, n - s0 < C ? n - s0 : C, sT[s0 / C]);
+  return it;
+}
+
+static int g_sliceT_changes; /* adjacent slices of different T seen with per-slice T (the test asks for some) */
+
 static void check_plan(const char *name, const tcsr *a, const ellr_params *p, const ellr_matrix *m)
 {
   const ellr_plan *pl = &m->plan;
@@ -122,9 +142,11 @@ static void check_plan(const char *name, const tcsr *a, const ellr_params *p, co
     }
   CHECK(lg_ok && pl->nlong == nlong && pl->stats.long_entries == lent, "%s: long rows: %d rows / %lld entries (want %d / %lld), threshold %d (want %lld)", name, pl->nlong, (long long)pl->stats.long_entries, nlong, (long long)lent, pl->long_min, (long long)lmin);
   if (nlong) g_long_seen[nlong == nonempty ? 1 : 0]++;
-  const int32_t T = p->threads_per_row ? p->threads_per_row : ellr_default_threads_per_row(n ? (double)nnz / n : 0.0);
+  const int     per_slice = p->threads_per_row == ELLR_THREADS_PER_SLICE;
+  const int32_t Tmean     = ellr_default_threads_per_row(n ? (double)nnz / n : 0.0);
+  int32_t       T         = p->threads_per_row > 0 ? p->threads_per_row : per_slice ? 1 : Tmean; /* per slice: the largest, below */
   const int32_t C = (p->slice_height > 0 && p->slice_height < n) ? p->slice_height : (n ? n : 1); /* a slice taller than the matrix is the whole matrix */
-  CHECK(pl->T == T && pl->C == C && pl->nrows == n && pl->ncols == a->ncols, "%s: geometry T %d/%d C %d/%d", name, pl->T, T, pl->C, C);
+  CHECK(pl->per_slice_T == per_slice && pl->C == C && pl->nrows == n && pl->ncols == a->ncols, "%s: geometry C %d/%d per-slice %d", name, pl->C, C, pl->per_slice_T);
   int     sorted = p->sort_rows && n > 1;
   int32_t window = sorted && p->sort_window > 0 && p->sort_window < n ? p->sort_window : 0;
   if (sorted && p->sort_window == ELLR_SORT_WINDOW_AUTO) {
@@ -156,16 +178,22 @@ static void check_plan(const char *name, const tcsr *a, const ellr_params *p, co
   } else
     for (int32_t i = 0; i < n; i++) perm[i] = i;
   for (int32_t i = 0; i < n; i++) slen[i] = len[perm[i]];
-  /* brute nstored: per slice the widest row rounded up to T, times C */
+  /* brute nstored: per slice the widest row rounded up to T (per slice: the slice's own), times C */
   const int32_t nslices = (n + C - 1) / C;
   int64_t       nstored = 0, rl_ok = 1;
+  int32_t      *sT      = (int32_t *)malloc(((size_t)nslices + 1) * sizeof(int32_t));
   for (int32_t s = 0; s < nslices; s++) {
     int32_t w = 0;
     for (int32_t i = s * C; i < n && i < (s + 1) * C; i++) w = slen[i] > w ? slen[i] : w;
-    w = (w + T - 1) / T * T;
+    sT[s] = per_slice ? brute_slice_T(w) : T;
+    if (sT[s] > T) T = sT[s];
+    if (per_slice && s > 0 && sT[s] != sT[s - 1]) g_sliceT_changes++;
+    CHECK(ellr_plan_slice_T(pl, s) == sT[s], "%s: slice %d has T %d, want %d", name, s, ellr_plan_slice_T(pl, s), sT[s]);
+    w = (w + sT[s] - 1) / sT[s] * sT[s];
     CHECK(pl->slice_start[s] == nstored, "%s: slice_start[%d]", name, s);
     nstored += (int64_t)w * C;
   }
+  CHECK(pl->T == T, "%s: T %d, want %d", name, pl->T, T);
   for (int64_t i = 0; i < (int64_t)nslices * C; i++) rl_ok &= pl->rowlen[i] == (i < n ? slen[i] : 0);
   CHECK(rl_ok, "%s: rowlen in stored order", name);
   CHECK(pl->nslices == nslices && pl->slice_start[nslices] == nstored && pl->stats.nstored == nstored, "%s: nstored %lld vs %lld", name, (long long)pl->stats.nstored, (long long)nstored);
@@ -174,8 +202,9 @@ static void check_plan(const char *name, const tcsr *a, const ellr_params *p, co
   CHECK(fabs(pl->stats.meanrowlen - (n ? (double)nnz / n : 0.0)) < 1e-12, "%s: meanrowlen", name);
   const size_t bytes = (size_t)nstored * 12 + (size_t)nslices * C * 4 + (sorted ? (size_t)n * 4 : 0) + ((size_t)nslices + 1) * 8 + (nlong ? (size_t)lent * 12 + (size_t)nlong * 4 + ((size_t)nlong + 1) * 8 : 0);
   CHECK(pl->stats.bytes == bytes, "%s: bytes %zu vs %zu", name, pl->stats.bytes, bytes);
-  CHECK(pl->stats.niter == brute_niter(slen, n, T), "%s: niter %lld vs %lld", name, (long long)pl->stats.niter, (long long)brute_niter(slen, n, T));
-  CHECK(pl->stats.niter_unsorted == brute_niter(len, n, T), "%s: niter_unsorted", name);
+  const int64_t niter = per_slice ? brute_niter_per_slice(slen, n, C, sT) : brute_niter(slen, n, T);
+  CHECK(pl->stats.niter == niter, "%s: niter %lld vs %lld", name, (long long)pl->stats.niter, (long long)niter);
+  CHECK(pl->stats.niter_unsorted == brute_niter(len, n, per_slice ? Tmean : T), "%s: niter_unsorted", name);
 
   /* the column indices: a slice is packed (16-bit offsets from its smallest column) exactly when index_bits
      is automatic and its span fits; its words as ELLR_COLS_SLICE_WORDS says */
@@ -202,8 +231,8 @@ static void check_plan(const char *name, const tcsr *a, const ellr_params *p, co
   for (int32_t i = 0; i < n; i++) {
     const int32_t r = perm[i];
     for (int32_t k = 0; k < slen[i]; k++) {
-      const int64_t s  = i / C;
-      const int64_t ps = pl->slice_start[s] + (int64_t)(k / T) * C * T + (int64_t)(i % C) * T + k % T;
+      const int64_t s  = i / C, Ts = sT[s];
+      const int64_t ps = pl->slice_start[s] + (int64_t)(k / Ts) * C * Ts + (int64_t)(i % C) * Ts + k % Ts;
       lay_ok &= ps == ellr_pos(pl, i, k) && ps < nstored && !hit[ps];
       if (ps < nstored) {
         hit[ps] = 1;
@@ -221,6 +250,7 @@ static void check_plan(const char *name, const tcsr *a, const ellr_params *p, co
   }
   CHECK(lay_ok, "%s: layout positions/padding", name);
   free(hit);
+  free(sT);
   free(len);
   free(perm);
   free(slen);
@@ -281,7 +311,7 @@ static void check_products(const char *name, const tcsr *a, const ellr_matrix *m
 /* Retiling a plan to another T (what GPU tuning does) gives the plan made from scratch with that T. */
 static void check_retile(const char *name, const tcsr *a, const ellr_params *p, const ellr_plan *src)
 {
-  static const int Ts[] = {1, 4, 32};
+  static const int Ts[] = {1, 4, 32, ELLR_THREADS_PER_SLICE};
   for (size_t k = 0; k < sizeof(Ts) / sizeof(Ts[0]); k++) {
     ellr_params q = *p;
     ellr_plan   r, f;
@@ -295,7 +325,7 @@ static void check_retile(const char *name, const tcsr *a, const ellr_params *p, 
       continue;
     }
     const size_t rows = (size_t)f.nslices * f.C;
-    int same = r.T == f.T && r.C == f.C && r.nslices == f.nslices && !memcmp(r.slice_start, f.slice_start, ((size_t)f.nslices + 1) * sizeof(int64_t)) && !memcmp(r.rowlen, f.rowlen, rows * sizeof(int32_t));
+    int same = r.T == f.T && r.per_slice_T == f.per_slice_T && r.C == f.C && r.nslices == f.nslices && !memcmp(r.slice_start, f.slice_start, ((size_t)f.nslices + 1) * sizeof(int64_t)) && !memcmp(r.rowlen, f.rowlen, rows * sizeof(int32_t));
     same = same && (r.perm == NULL) == (f.perm == NULL) && (!f.perm || !memcmp(r.perm, f.perm, (size_t)f.nrows * sizeof(int32_t)));
     same = same && r.stats.nstored == f.stats.nstored && r.stats.bytes == f.stats.bytes && r.stats.niter == f.stats.niter && r.stats.niter_unsorted == f.stats.niter_unsorted && r.stats.nnz == f.stats.nnz && r.stats.maxrowlen == f.stats.maxrowlen;
     CHECK(same, "%s: retile to T=%d differs from a fresh plan", name, Ts[k]);
@@ -306,7 +336,7 @@ static void check_retile(const char *name, const tcsr *a, const ellr_params *p, 
 
 static void run_shape(shape *sh, int *nconfigs)
 {
-  static const int Ts[] = {0, 1, 2, 4, 8, 16, 32};
+  static const int Ts[] = {0, 1, 2, 4, 8, 16, 32, ELLR_THREADS_PER_SLICE};
   static const int Cs[] = {0, 1, 7, 32};
   static const int sorts[][2] = {{0, 0}, {1, 0}, {1, 5}, {1, 64}, {1, ELLR_SORT_WINDOW_AUTO}};
   char             name[200];
@@ -410,11 +440,11 @@ static void check_errors(void)
   ellr_csr v = tcsr_view(&a);
 
   ellr_params bad[] = {
-    {3, 0, 0, 0, 0, 0.0, 0, 0, 0, 0, 0, 0},  {64, 0, 0, 0, 0, 0.0, 0, 0, 0, 0, 0, 0}, {-1, 0, 0, 0, 0, 0.0, 0, 0, 0, 0, 0, 0}, {1, 33, 0, 0, 0, 0.0, 0, 0, 0, 0, 0, 0},
+    {3, 0, 0, 0, 0, 0.0, 0, 0, 0, 0, 0, 0},  {64, 0, 0, 0, 0, 0.0, 0, 0, 0, 0, 0, 0}, {-2, 0, 0, 0, 0, 0.0, 0, 0, 0, 0, 0, 0}, {1, 33, 0, 0, 0, 0.0, 0, 0, 0, 0, 0, 0},
     {1, 2048, 0, 0, 0, 0.0, 0, 0, 0, 0, 0, 0}, {1, 0, -1, 0, 0, 0.0, 0, 0, 0, 0, 0, 0}, {1, 0, 0, 1, -4, 0.0, 0, 0, 0, 0, 0, 0}, {1, 0, 0, 0, 0, 0.0, 3, 0, 0, 0, 0, 0}, {1, 0, 0, 0, 0, 0.0, 0, 0, 7, 0, 0, 0},
     {1, 0, 0, 0, 0, 0.0, 0, 0, 0, 16, 0, 0}, {1, 0, 0, 0, 0, 0.0, 0, 0, 0, 0, -2, 0}, {1, 0, 0, 0, 0, 0.0, 0, 0, 0, 0, 0, 2},
   };
-  const char *what[] = {"threads per row 3", "threads per row 64", "threads per row -1", "block size 33", "block size 2048", "slice height -1", "sort window -4", "tune mode 3", "kernel family 7", "index bits 16", "long-row threshold -2", "long-row join 2"};
+  const char *what[] = {"threads per row 3", "threads per row 64", "threads per row -2", "block size 33", "block size 2048", "slice height -1", "sort window -4", "tune mode 3", "kernel family 7", "index bits 16", "long-row threshold -2", "long-row join 2"};
   for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
     st = ellr_plan_create(&v, &bad[i], &pl);
     CHECK(st == ELLR_ERR_ARG && contains(ellr_last_error(), what[i]), "bad param %zu: status %d, message '%s'", i, st, ellr_last_error());
@@ -525,11 +555,13 @@ int main(void)
     printf("%-20s %5d x %-5d nnz %6lld: %5ld checks, %ld failed\n", sh[s].name, sh[s].a.nrows, sh[s].a.ncols, (long long)tcsr_nnz(&sh[s].a), g_checks - before, g_failed - fb);
   }
   check_errors();
-  printf("configurations: %d (shapes %d x T {auto,1..32} x C {0,1,7,32} x sort {off,all,window 5,window 64,window auto})\n", nconfigs, ns);
+  printf("configurations: %d (shapes %d x T {auto,1..32,per slice} x C {0,1,7,32} x sort {off,all,window 5,window 64,window auto})\n", nconfigs, ns);
   printf("automatic sort window: rows kept in order %d times, a window %d, all rows %d\n", g_auto_order[0], g_auto_order[1], g_auto_order[2]);
   CHECK(g_auto_order[0] > 0 && g_auto_order[1] > 0 && g_auto_order[2] > 0, "the automatic sort window's three outcomes are not all covered");
   printf("long-row path: plans with some long rows %d, with every non-empty row long %d\n", g_long_seen[0], g_long_seen[1]);
   CHECK(g_long_seen[0] > 0 && g_long_seen[1] > 0, "the long-row path is not covered both ways");
+  printf("per-slice T: adjacent slices of different T %d\n", g_sliceT_changes);
+  CHECK(g_sliceT_changes > 0, "per-slice T never changes between adjacent slices");
   for (int s = 0; s < ns; s++) tcsr_free(&sh[s].a);
   if (g_failed) {
     printf("test_engine: %ld of %ld checks FAILED\n", g_failed, g_checks);

@@ -49,7 +49,7 @@ PetscErrorCode MatELLRSettingsFromOptions(Mat A, MatELLROptionItems PetscOptions
   PetscFunctionBegin;
   PetscOptionsHeadBegin(PetscOptionsObject, "petsc-ellr: ELLPACK-R storage of MATELLR (ellrt) and MATPELLR (pellr)");
   PetscCall(PetscOptionsEnum("-mat_ellr_backend", "Where products run: auto (cuda with a GPU, else aij), cuda, cpu (the ELLPACK-R storage on the CPU) or aij (AIJ's own products)", "MATELLR", MatELLRBackends, backend, &backend, NULL));
-  PetscCall(PetscOptionsInt("-mat_ellr_threads_per_row", "Threads per row T: 1, 2, 4, 8, 16 or 32; 0 = automatic", "MATELLR", T, &T, NULL));
+  PetscCall(PetscOptionsInt("-mat_ellr_threads_per_row", "Threads per row T: 1, 2, 4, 8, 16 or 32; 0 = automatic; -1 = each slice its own, from its longest row", "MATELLR", T, &T, NULL));
   PetscCall(PetscOptionsInt("-mat_ellr_block_size", "GPU threads per block, a multiple of 32 up to 1024; 0 = automatic", "MATELLR", bs, &bs, NULL));
   PetscCall(PetscOptionsInt("-mat_ellr_slice_height", "Rows per slice; 0 = one slice of all rows", "MATELLR", C, &C, NULL));
   PetscCall(PetscOptionsBool("-mat_ellr_sort", "Store rows sorted by decreasing length (PELLR)", "MATELLR", sort, &sort, NULL));
@@ -66,7 +66,7 @@ PetscErrorCode MatELLRSettingsFromOptions(Mat A, MatELLROptionItems PetscOptions
   PetscCall(PetscObjectGetOptionsPrefix((PetscObject)A, &pre));
   if (!pre) pre = "";
 
-  PetscCheck(T >= 0 && T <= ELLR_MAX_THREADS_PER_ROW && !(T & (T - 1)), PetscObjectComm((PetscObject)A), PETSC_ERR_ARG_OUTOFRANGE, "-%smat_ellr_threads_per_row %" PetscInt_FMT " is invalid: use 1, 2, 4, 8, 16 or 32 (or 0 to tune it)", pre, T);
+  PetscCheck(T == ELLR_THREADS_PER_SLICE || (T >= 0 && T <= ELLR_MAX_THREADS_PER_ROW && !(T & (T - 1))), PetscObjectComm((PetscObject)A), PETSC_ERR_ARG_OUTOFRANGE, "-%smat_ellr_threads_per_row %" PetscInt_FMT " is invalid: use 1, 2, 4, 8, 16 or 32 (or 0 to tune it, -1 for each slice its own)", pre, T);
   PetscCheck(bs >= 0 && bs <= 1024 && bs % 32 == 0, PetscObjectComm((PetscObject)A), PETSC_ERR_ARG_OUTOFRANGE, "-%smat_ellr_block_size %" PetscInt_FMT " is invalid: use a multiple of 32 up to 1024, e.g. 128, 256 or 512 (or 0 to tune it)", pre, bs);
   PetscCheck(C >= 0 && C <= 2147483647, PetscObjectComm((PetscObject)A), PETSC_ERR_ARG_OUTOFRANGE, "-%smat_ellr_slice_height %" PetscInt_FMT " is invalid: use a positive number of rows per slice such as 32, or 0 for one slice of all rows", pre, C);
   PetscCheck(window >= ELLR_SORT_WINDOW_AUTO, PetscObjectComm((PetscObject)A), PETSC_ERR_ARG_OUTOFRANGE, "-%smat_ellr_sort_window %" PetscInt_FMT " is invalid: use a positive number of rows, 0 to sort all rows, or -1 to let the matrix decide", pre, window);

@@ -7,15 +7,16 @@
     C  slice height (rows per slice).  C = all rows is plain ELLPACK-R (seed 000);
        C = 32 with sorted rows is pJDS-like slicing (seed 002), which keeps the
        storage near CSR on irregular matrices.
-    T  threads per row: the entries of a row are dealt to T threads round-robin.
+    T  threads per row: the entries of a row are dealt to T threads round-robin; one T for all slices, or
+       (ELLR_THREADS_PER_SLICE) each slice's own T, picked from its rows' lengths (below).
     order  identity, or rows sorted by decreasing length (PELLR, seed 001),
        optionally only inside windows of W rows.
 
   Entry k of stored row i (slice s = i / C) sits at
 
-      slice_start[s] + (k / T) * C * T + (i % C) * T + k % T
+      slice_start[s] + (k / T) * C * T + (i % C) * T + k % T      (T: the slice's)
 
-  so the 32 threads of a warp (32/T rows, T threads each) read 32 consecutive words.
+  so the 32 threads of a warp (32/T rows, T threads each) read 32 consecutive words, whatever T is.
   A slice is as wide as its longest row rounded up to T; ELLPACK-R's per-row length
   array (rowlen) lets every row stop at its own end.
 
@@ -59,10 +60,31 @@ const char *ellr_last_error(void);
 ellr_status ellr_error(ellr_status st, const char *fmt, ...);
 
 #define ELLR_MAX_THREADS_PER_ROW 32
+/* Per-slice threads per row (threads_per_row = ELLR_THREADS_PER_SLICE): slice s takes the smallest power of two T with
+   ELLR_SLICE_T_ENTRIES * T >= its longest row (seed 003's rule -- each thread does ~16 products at most -- per slice
+   instead of per matrix), at most 32.  Sorted rows give slices of one to thousands of entries per row: one T for all
+   of them either pads the short slices up to T (and reads a 32-byte sector for each 8-byte value) or leaves a long
+   slice's rows to few threads.  A slice's width rounded up to its T gives the same T again, so the T is read back
+   from the slice offsets and nothing is stored for it.  Needs slices of a multiple of 32 rows (each warp in one
+   slice: the kernel deals warps, not rows). */
+#define ELLR_THREADS_PER_SLICE (-1)
+#define ELLR_SLICE_T_ENTRIES   16
+#ifdef __CUDACC__
+  #define ELLR_HD __host__ __device__
+#else
+  #define ELLR_HD
+#endif
+static inline ELLR_HD int32_t ellr_slice_threads(int64_t width)
+{
+  int32_t T = 1;
+  while (T < ELLR_MAX_THREADS_PER_ROW && (int64_t)ELLR_SLICE_T_ENTRIES * T < width) T *= 2;
+  return T;
+}
 #define ELLR_FILL_FLOOR_BYTES    (1 << 20) /* max_fill never refuses storage smaller than this */
 
 typedef struct {
-  int    threads_per_row; /* T in {1,2,4,8,16,32}; 0 = automatic (tuned on the GPU, from nnz/row elsewhere) */
+  int    threads_per_row; /* T in {1,2,4,8,16,32}; 0 = automatic (tuned on the GPU, from nnz/row elsewhere);
+                             ELLR_THREADS_PER_SLICE = each slice's own (above) */
   int    block_size;      /* GPU threads per block, a multiple of 32 up to 1024; 0 = tuned */
   int    slice_height;    /* C >= 1; 0 (or more than the rows) = all rows in one slice (plain ELLPACK-R) */
   int    sort_rows;       /* 0 = keep row order; 1 = sort rows by decreasing length */
@@ -174,7 +196,8 @@ static inline size_t ellr_stored_bytes(const ellr_stats *st) { return st->index_
 /* The O(n) part: row order and layout geometry. */
 typedef struct {
   int32_t  nrows, ncols;
-  int32_t  T, C;       /* resolved threads per row and slice height (C >= 1) */
+  int32_t  T, C;       /* resolved threads per row (with per_slice_T: the largest slice's) and slice height (C >= 1) */
+  int32_t  per_slice_T; /* each slice has its own T (ELLR_THREADS_PER_SLICE): ellr_plan_slice_T */
   int32_t  nslices;    /* ceil(nrows / C) */
   int64_t *slice_start; /* [nslices + 1], offsets in entries; slice_start[nslices] = nstored */
   int32_t *rowlen;      /* [nslices * C], stored order; rows past nrows have length 0 */
@@ -191,6 +214,14 @@ typedef struct {
   int64_t *long_start;  /* [nlong + 1], their entries' offsets in the long storage (host plan only, as long_rows) */
   ellr_stats stats;
 } ellr_plan;
+
+/* Threads per row of slice s. */
+static inline int32_t ellr_plan_slice_T(const ellr_plan *pl, int32_t s)
+{
+  return pl->per_slice_T ? ellr_slice_threads((pl->slice_start[s + 1] - pl->slice_start[s]) / pl->C) : pl->T;
+}
+/* The threads_per_row that gives this plan's tiling again (ellr_plan_retile). */
+static inline int ellr_plan_threads_param(const ellr_plan *pl) { return pl->per_slice_T ? ELLR_THREADS_PER_SLICE : pl->T; }
 
 /* Stored row -> row of y (NULL: the identity). */
 static inline const int32_t *ellr_plan_outrow(const ellr_plan *pl) { return pl->outrow ? pl->outrow : pl->perm; }
@@ -244,14 +275,15 @@ int ellr_default_threads_per_row(double meanrowlen);
    ELLR_FILL_FLOOR_BYTES. */
 ellr_status ellr_plan_create(const ellr_csr *a, const ellr_params *p, ellr_plan *plan);
 void        ellr_plan_destroy(ellr_plan *plan);
-/* The plan of the same rows and order with another threads per row: no re-sort (tuning T). */
+/* The plan of the same rows and order with another threads per row (ELLR_THREADS_PER_SLICE included): no re-sort
+   (tuning T). */
 ellr_status ellr_plan_retile(const ellr_plan *src, int threads_per_row, const ellr_params *p, ellr_plan *plan);
 
 /* Position of entry k of stored row i in the layout. */
 static inline int64_t ellr_pos(const ellr_plan *pl, int32_t i, int32_t k)
 {
-  const int32_t s = i / pl->C;
-  return pl->slice_start[s] + (int64_t)(k / pl->T) * pl->C * pl->T + (int64_t)(i % pl->C) * pl->T + k % pl->T;
+  const int32_t s = i / pl->C, T = ellr_plan_slice_T(pl, s);
+  return pl->slice_start[s] + (int64_t)(k / T) * pl->C * T + (int64_t)(i % pl->C) * T + k % T;
 }
 
 /* Column indices of a (same pattern as planned) in the layout: per slice 16-bit offsets where the span allows
@@ -274,6 +306,8 @@ void ellr_cpu_mult_transpose(const ellr_matrix *m, const double *x, const double
 /* The number of warp iterations (seed 001, Eq. 1) that one product over this row order
    takes when 32/T consecutive stored rows share a warp. */
 int64_t ellr_warp_iterations(const int32_t *rowlen, int32_t nrows, int32_t T);
+/* The same for the plan's stored order, each slice at its own T. */
+int64_t ellr_plan_warp_iterations(const ellr_plan *pl);
 
 #ifdef __cplusplus
 }

@@ -16,7 +16,6 @@ void ellr_cols_destroy(ellr_cols *c)
 
 ellr_status ellr_cols_create(ellr_plan *pl, const ellr_csr *a, int index_bits, ellr_cols *c)
 {
-  const int64_t step = (int64_t)pl->C * pl->T;
   memset(c, 0, sizeof(*c));
   if (index_bits != 0 && index_bits != 32) return ellr_error(ELLR_ERR_ARG, "index bits %d is not 0 (automatic) or 32", index_bits);
   c->base  = (int32_t *)malloc(((size_t)pl->nslices + 1) * sizeof(int32_t));
@@ -56,8 +55,10 @@ ellr_status ellr_cols_create(ellr_plan *pl, const ellr_csr *a, int index_bits, e
     uint16_t      *w  = c->words + c->start[s];
     const int32_t *cj = a->colidx + a->rowptr[ellr_orig_row(pl, i)];
     const int64_t  p0 = ellr_pos(pl, i, 0) - s0;
+    const int32_t  T  = ellr_plan_slice_T(pl, s);
+    const int64_t  step = (int64_t)pl->C * T;
     for (int32_t k = 0; k < pl->rowlen[i]; k++) {
-      const int64_t q = p0 + (k / pl->T) * step + k % pl->T;
+      const int64_t q = p0 + (k / T) * step + k % T;
       if (c->base[s] >= 0) w[q] = (uint16_t)(cj[k] - c->base[s]);
       else memcpy(w + 2 * q, cj + k, sizeof(int32_t));
     }

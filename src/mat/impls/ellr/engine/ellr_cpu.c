@@ -6,7 +6,6 @@
 void ellr_cpu_mult(const ellr_matrix *m, const double *x, const double *z, double *y)
 {
   const ellr_plan *pl   = &m->plan;
-  const int64_t    step = (int64_t)pl->C * pl->T;
   const int32_t   *out  = ellr_plan_outrow(pl);
   if (pl->outrow && z != y) { /* compressed rows: the rows the matrix lacks get z (or 0); then add in place */
     if (z) memcpy(y, z, (size_t)pl->nrows_out * sizeof(double));
@@ -16,9 +15,11 @@ void ellr_cpu_mult(const ellr_matrix *m, const double *x, const double *z, doubl
   for (int32_t i = 0; i < pl->nrows; i++) {
     const int32_t r    = out ? out[i] : i;
     const int64_t base = ellr_pos(pl, i, 0);
+    const int32_t T    = ellr_plan_slice_T(pl, i / pl->C);
+    const int64_t step = (int64_t)pl->C * T;
     double        sum  = 0.0;
     for (int32_t k = 0; k < pl->rowlen[i]; k++) {
-      const int64_t p = base + (k / pl->T) * step + k % pl->T;
+      const int64_t p = base + (k / T) * step + k % T;
       sum += m->val[p] * x[ellr_matrix_col(m, i, p)];
     }
     y[r] = z ? z[r] + sum : sum;
@@ -35,15 +36,16 @@ void ellr_cpu_mult(const ellr_matrix *m, const double *x, const double *z, doubl
 void ellr_cpu_mult_transpose(const ellr_matrix *m, const double *x, const double *z, double *y)
 {
   const ellr_plan *pl   = &m->plan;
-  const int64_t    step = (int64_t)pl->C * pl->T;
   const int32_t   *out  = ellr_plan_outrow(pl);
   if (!z) memset(y, 0, (size_t)pl->ncols * sizeof(double));
   else if (z != y) memcpy(y, z, (size_t)pl->ncols * sizeof(double));
   for (int32_t i = 0; i < pl->nrows; i++) {
     const double  xr   = x[out ? out[i] : i];
     const int64_t base = ellr_pos(pl, i, 0);
+    const int32_t T    = ellr_plan_slice_T(pl, i / pl->C);
+    const int64_t step = (int64_t)pl->C * T;
     for (int32_t k = 0; k < pl->rowlen[i]; k++) {
-      const int64_t p = base + (k / pl->T) * step + k % pl->T;
+      const int64_t p = base + (k / T) * step + k % T;
       y[ellr_matrix_col(m, i, p)] += m->val[p] * xr;
     }
   }

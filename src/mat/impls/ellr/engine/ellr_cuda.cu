@@ -100,17 +100,17 @@ static ellr_status upload(void *dst, const void *src, size_t bytes, cudaStream_t
 }
 
 /* ---- plan helpers --------------------------------------------------------------------------- */
-static inline int64_t slice_blocks(const ellr_plan *pl, int32_t s) { return (pl->slice_start[s + 1] - pl->slice_start[s]) / ((int64_t)pl->C * pl->T); }
+static inline int64_t slice_blocks(const ellr_plan *pl, int32_t s) { return (pl->slice_start[s + 1] - pl->slice_start[s]) / ((int64_t)pl->C * ellr_plan_slice_T(pl, s)); }
+/* Warps of one work item of slice s: C*T words a column block, 32 a warp (per slice: rounded up, lanes idle). */
+static inline int64_t slice_warps(const ellr_plan *pl, int32_t s) { return ((int64_t)pl->C * ellr_plan_slice_T(pl, s) + 31) / 32; }
 
 int64_t ellr_cuda_count_items(const ellr_plan *pl, int J, int64_t *nsplit)
 {
   int64_t items = 0, split = 0;
   for (int32_t s = 0; s < pl->nslices; s++) {
-    const int64_t Js = slice_blocks(pl, s);
-    if (J > 0 && Js > J) {
-      items += (Js + J - 1) / J;
-      split++;
-    } else items++;
+    const int64_t Js = slice_blocks(pl, s), n = J > 0 && Js > J ? (Js + J - 1) / J : 1;
+    items += pl->per_slice_T ? n * slice_warps(pl, s) : n; /* per slice: an item per warp */
+    split += n > 1;
   }
   if (nsplit) *nsplit = split;
   return items;
@@ -121,18 +121,23 @@ static void resolve_kopts(ellr_cuda_matrix *d)
 {
   const ellr_plan *pl       = &d->plan;
   const int64_t    CT       = (int64_t)pl->C * pl->T;
-  const int        chunk_ok = CT % 32 == 0;
+  const int        chunk_ok = CT % 32 == 0 || pl->per_slice_T;
   if (d->req.chunk > 0) d->J = d->req.chunk;
   else if (d->req.chunk < 0) d->J = INT_MAX;
   else {
     /* measured (H200): power-law 2M equal within 2% for 64..256 column blocks per item, 2x slower
        at 1024; memplus wants small items (one launch too few to hide a 287-block slice) */
-    const double avg = pl->nslices ? (double)pl->stats.nstored / ((double)CT * pl->nslices) : 0.0;
+    double blocks = 0.0;
+    if (!pl->per_slice_T) blocks = (double)pl->stats.nstored / (double)CT;
+    else
+      for (int32_t s = 0; s < pl->nslices; s++) blocks += (double)slice_blocks(pl, s);
+    const double avg = pl->nslices ? blocks / pl->nslices : 0.0;
     d->J             = avg * 4 > 64 ? (int)(avg * 4) : 64;
   }
   int64_t nsplit = 0;
   if (chunk_ok) ellr_cuda_count_items(pl, d->J, &nsplit);
-  if (d->req.kernel == 1) d->kernel = 1;
+  if (pl->per_slice_T) d->kernel = 2; /* one launch for slices of different T: warps are dealt, not rows */
+  else if (d->req.kernel == 1) d->kernel = 1;
   else if (d->req.kernel == 2) d->kernel = chunk_ok ? 2 : 1;
   else d->kernel = (chunk_ok && nsplit > 0) ? 2 : 1; /* chunks only where a slice is long enough to cut */
   if (d->req.uselen == 0 || d->req.uselen == 1) d->uselen = d->req.uselen;
@@ -150,8 +155,12 @@ static ellr_status build_items(ellr_cuda_matrix *d, cudaStream_t s)
   int64_t          nsplit;
   const int64_t    nitems = ellr_cuda_count_items(pl, d->J, &nsplit);
   if (nitems > INT_MAX / 64) return ellr_error(ELLR_ERR_SIZE, "%lld work items are too many", (long long)nitems);
-  int2    *items = (int2 *)malloc((size_t)nitems * sizeof(int2));
-  int32_t *split = (int32_t *)malloc((size_t)(nsplit ? nsplit : 1) * sizeof(int32_t));
+  /* an item is an int2 {slice, first column block}; per slice an int4 per warp, {.., warp of the slice, T}: the
+     device array holds int2 pairs, two per int4 */
+  const int    wide  = pl->per_slice_T;
+  const size_t isz   = wide ? sizeof(int4) : sizeof(int2);
+  void        *items = malloc((size_t)nitems * isz);
+  int32_t     *split = (int32_t *)malloc((size_t)(nsplit ? nsplit : 1) * sizeof(int32_t));
   if (!items || !split) {
     free(items);
     free(split);
@@ -159,22 +168,26 @@ static ellr_status build_items(ellr_cuda_matrix *d, cudaStream_t s)
   }
   int64_t q = 0, ns = 0;
   for (int32_t sl = 0; sl < pl->nslices; sl++) {
-    const int64_t Js = slice_blocks(pl, sl);
-    if (Js > d->J) {
-      for (int64_t j = 0; j < Js; j += d->J) items[q++] = make_int2(sl, (int)j);
-      split[ns++] = sl;
-    } else items[q++] = make_int2(sl, 0);
+    const int64_t Js = slice_blocks(pl, sl), step = Js > d->J ? d->J : (Js > 0 ? Js : 1);
+    const int     T  = ellr_plan_slice_T(pl, sl);
+    for (int64_t j = 0; j < (Js > 0 ? Js : 1); j += step) {
+      if (!wide) ((int2 *)items)[q++] = make_int2(sl, (int)j);
+      else
+        for (int64_t w = 0; w < slice_warps(pl, sl); w++) ((int4 *)items)[q++] = make_int4(sl, (int)j, (int)w, T);
+    }
+    if (Js > d->J) split[ns++] = sl;
   }
-  ellr_status st = ELLR_OK;
-  if (nitems > d->cap_items) {
-    if (!(st = dfree(&d->d_items)) && !(st = ellr_mem_check((size_t)nitems * sizeof(int2), "the work items")) && !(st = dalloc(&d->d_items, (size_t)nitems, "the work items"))) d->cap_items = nitems;
+  ellr_status  st     = ELLR_OK;
+  const size_t npairs = (size_t)nitems * (wide ? 2 : 1);
+  if ((int64_t)npairs > d->cap_items) {
+    if (!(st = dfree(&d->d_items)) && !(st = ellr_mem_check(npairs * sizeof(int2), "the work items")) && !(st = dalloc(&d->d_items, npairs, "the work items"))) d->cap_items = (int64_t)npairs;
     else d->cap_items = 0;
   }
   if (!st && nsplit > d->cap_split) {
     if (!(st = dfree(&d->d_split)) && !(st = dalloc(&d->d_split, (size_t)nsplit, "the split slices"))) d->cap_split = nsplit;
     else d->cap_split = 0;
   }
-  if (!st) st = upload(d->d_items, items, (size_t)nitems * sizeof(int2), s, "cudaMemcpyAsync (work items)");
+  if (!st) st = upload(d->d_items, items, npairs * sizeof(int2), s, "cudaMemcpyAsync (work items)");
   if (!st) st = upload(d->d_split, split, (size_t)nsplit * sizeof(int32_t), s, "cudaMemcpyAsync (split slices)");
   free(items);
   free(split);
@@ -206,7 +219,7 @@ static ellr_status build_layout(ellr_cuda_matrix *d, cudaStream_t s)
   const int64_t threads = (int64_t)nstoredrows * pl->T;
   if (threads > 0 && nstored > 0) {
     const int64_t blocks = (threads + 255) / 256;
-    ellr_kernel_fill<<<(unsigned)blocks, 256, 0, s>>>((int64_t)nstoredrows, pl->nrows, pl->C, pl->T, d->dp.slice_start, d->dp.rowlen, d->dp.perm, d->d_csr_rowptr, d->d_csr_col, d->d_csr_val, d->cols.words, d->cols.base, d->cols.start, d->d_val, 0);
+    ellr_kernel_fill<<<(unsigned)blocks, 256, 0, s>>>((int64_t)nstoredrows, pl->nrows, pl->C, pl->T, pl->per_slice_T, d->dp.slice_start, d->dp.rowlen, d->dp.perm, d->d_csr_rowptr, d->d_csr_col, d->d_csr_val, d->cols.words, d->cols.base, d->cols.start, d->d_val, 0);
     CU(cudaGetLastError());
   }
   TRY(ellr_cuda_long_fill(&d->dp.lr, d->d_csr_rowptr, d->d_csr_col, d->d_csr_val, s));
@@ -223,9 +236,14 @@ template <int T, bool ADDZ, bool TRANS, bool LEN, int LD>
 static void launch(int chunks, unsigned grid, unsigned block, cudaStream_t s, const ellr_kargs &a, bool probe)
 {
   cudaFuncAttributes fa;
-  if (probe) (void)cudaFuncGetAttributes(&fa, chunks ? (const void *)ellr_kernel_chunks<T, ADDZ, TRANS, LEN, LD> : (const void *)ellr_kernel_rows<T, ADDZ, TRANS, LEN, LD>);
-  else if (chunks) ellr_kernel_chunks<T, ADDZ, TRANS, LEN, LD><<<grid, block, 0, s>>>(a);
-  else ellr_kernel_rows<T, ADDZ, TRANS, LEN, LD><<<grid, block, 0, s>>>(a);
+  if constexpr (T == 0) { /* each slice's own T: the chunks kernel only */
+    if (probe) (void)cudaFuncGetAttributes(&fa, (const void *)ellr_kernel_chunks<0, ADDZ, TRANS, LEN, LD>);
+    else ellr_kernel_chunks<0, ADDZ, TRANS, LEN, LD><<<grid, block, 0, s>>>(a);
+  } else {
+    if (probe) (void)cudaFuncGetAttributes(&fa, chunks ? (const void *)ellr_kernel_chunks<T, ADDZ, TRANS, LEN, LD> : (const void *)ellr_kernel_rows<T, ADDZ, TRANS, LEN, LD>);
+    else if (chunks) ellr_kernel_chunks<T, ADDZ, TRANS, LEN, LD><<<grid, block, 0, s>>>(a);
+    else ellr_kernel_rows<T, ADDZ, TRANS, LEN, LD><<<grid, block, 0, s>>>(a);
+  }
 }
 
 template <int T, bool ADDZ, bool LEN>
@@ -296,7 +314,7 @@ static ellr_status mult_slices(ellr_cuda_matrix *d, const double *x, const doubl
   a.nrows       = n;
   a.C           = pl->C;
   a.CT          = (int64_t)pl->C * pl->T;
-  a.G           = (int32_t)(a.CT / 32);
+  a.G           = pl->per_slice_T ? 1 : (int32_t)(a.CT / 32); /* per slice: an item per warp */
   a.J           = d->J;
   a.nitems      = d->nitems;
   a.slice_start = d->dp.slice_start;
@@ -307,6 +325,7 @@ static ellr_status mult_slices(ellr_cuda_matrix *d, const double *x, const doubl
   a.cstart      = d->cols.start;
   a.val         = d->d_val;
   a.items       = d->d_items;
+  a.witems      = reinterpret_cast<const int4 *>(d->d_items);
   a.x           = x;
   a.z           = transpose ? NULL : z;
   a.y           = y;
@@ -323,7 +342,10 @@ static ellr_status mult_slices(ellr_cuda_matrix *d, const double *x, const doubl
   if (blocks <= 0) return ELLR_OK;
   if (blocks > INT_MAX) return ellr_error(ELLR_ERR_SIZE, "ellr_cuda_mult: %lld blocks are too many", (long long)blocks);
   const bool len = transpose ? true : d->uselen != 0;
-  switch (pl->T) {
+  switch (pl->per_slice_T ? 0 : pl->T) {
+  case 0:
+    launch_T<0>(chunks, z != NULL, transpose != 0, len, d->loads, (unsigned)blocks, (unsigned)d->bs, s, a, probe);
+    break;
   case 1:
     launch_T<1>(chunks, z != NULL, transpose != 0, len, d->loads, (unsigned)blocks, (unsigned)d->bs, s, a, probe);
     break;
@@ -454,22 +476,23 @@ static ellr_status time_best2(ellr_cuda_matrix *d, const tune_ctx *c, float *ms)
 static ellr_status tune_exhaustive(ellr_cuda_matrix *d, const tune_ctx *c)
 {
   const ellr_params *p   = &d->params;
-  const int          T0  = d->plan.T;
+  const int          T0  = ellr_plan_threads_param(&d->plan);
   const int          bs0 = p->block_size ? p->block_size : 256;
-  int                Ts[4], nT = 0;
-  if (p->threads_per_row) Ts[nT++] = p->threads_per_row;
+  int                Ts[5], nT = 0;
+  if (p->threads_per_row || T0 < 0) Ts[nT++] = T0; /* asked for, or per slice from the pattern cache */
   else {
     if (T0 > 1) Ts[nT++] = T0 / 2;
     Ts[nT++] = T0;
     if (T0 * 2 <= ELLR_MAX_THREADS_PER_ROW) Ts[nT++] = T0 * 2;
     if (T0 * 4 <= ELLR_MAX_THREADS_PER_ROW) Ts[nT++] = T0 * 4;
+    Ts[nT++] = ELLR_THREADS_PER_SLICE;
   }
   int   bestT = T0;
   float best  = 1e30f, ms;
   d->bs       = bs0;
   TRY(time_product(d, c, &ms)); /* warm-up: module load, first touch */
   for (int k = 0; k < nT; k++) {
-    if (Ts[k] != d->plan.T) {
+    if (Ts[k] != ellr_plan_threads_param(&d->plan)) {
       ellr_status st = retile(d, Ts[k], c->s);
       if (st == ELLR_ERR_FILL) { /* this T pads past max_fill: not a candidate */
         TRY(retile(d, bestT, c->s));
@@ -488,7 +511,7 @@ static ellr_status tune_exhaustive(ellr_cuda_matrix *d, const tune_ctx *c)
       bestT = Ts[k];
     }
   }
-  if (d->plan.T != bestT) TRY(retile(d, bestT, c->s));
+  if (ellr_plan_threads_param(&d->plan) != bestT) TRY(retile(d, bestT, c->s));
   /* kernel options left automatic: the other stopping rule (row length / slice width), the other load path */
   if (d->req.uselen != 0 && d->req.uselen != 1) {
     const int was = d->uselen;
@@ -724,7 +747,7 @@ ellr_status ellr_cuda_tune(ellr_cuda_matrix *d, const ellr_csr *a, void *stream)
     d->info.tune_how = d->params.tune == ELLR_TUNE_EXHAUSTIVE ? ELLR_TUNED_BY_EXHAUSTIVE : ELLR_TUNED_BY_MODEL;
   }
   if (!d->cached) {
-    tune_choice ch = {d->plan.T, d->bs, d->uselen, d->loads, d->family};
+    tune_choice ch = {ellr_plan_threads_param(&d->plan), d->bs, d->uselen, d->loads, d->family};
     cache_store(&key, &ch);
   }
   TRY(free_tuning_csr(d));
@@ -1077,7 +1100,7 @@ ellr_status ellr_cuda_update_values(ellr_cuda_matrix *d, const ellr_csr *a, void
   if (d->family != ELLR_FAMILY_SLICED) return ELLR_OK; /* the CSR families multiply with the values just copied */
   CU(cudaEventRecord(d->refresh_start, s));
   const int64_t threads = (int64_t)pl->nslices * pl->C * pl->T;
-  if (threads > 0) ellr_kernel_fill<<<(unsigned)((threads + 255) / 256), 256, 0, s>>>((int64_t)pl->nslices * pl->C, pl->nrows, pl->C, pl->T, d->dp.slice_start, d->dp.rowlen, d->dp.perm, d->d_csr_rowptr, NULL, d->d_csr_val, NULL, NULL, NULL, d->d_val, 1);
+  if (threads > 0) ellr_kernel_fill<<<(unsigned)((threads + 255) / 256), 256, 0, s>>>((int64_t)pl->nslices * pl->C, pl->nrows, pl->C, pl->T, pl->per_slice_T, d->dp.slice_start, d->dp.rowlen, d->dp.perm, d->d_csr_rowptr, NULL, d->d_csr_val, NULL, NULL, NULL, d->d_val, 1);
   CU(cudaGetLastError());
   TRY(ellr_cuda_long_fill(&d->dp.lr, d->d_csr_rowptr, NULL, d->d_csr_val, s));
   CU(cudaEventRecord(d->refresh_done, s));

@@ -47,6 +47,8 @@ struct ellr_kargs {
   const int64_t  *cstart;     /* [nslices + 1], in 16-bit words */
   const double  *val;         /* [nstored], padding 0 */
   const int2    *items;       /* chunks: {slice, first column block} */
+  const int4    *witems;      /* chunks with each slice's own T: one per warp, {slice, first column block, warp of
+                                 the slice, the slice's T} */
   const double  *x;
   const double  *z; /* may alias y */
   double        *y;
@@ -146,12 +148,12 @@ __device__ __forceinline__ double ellr_dot(const I *__restrict__ cp, int32_t bas
 /* The product of one thread's entries of slice s, from offset q inside the slice (values at vp), with the
    slice's index width. */
 template <bool CHECKCOL, int LD>
-__device__ __forceinline__ double ellr_dot_slice(const ellr_kargs &a, int32_t s, int64_t q, const double *__restrict__ vp, int nit)
+__device__ __forceinline__ double ellr_dot_slice(const ellr_kargs &a, int32_t s, int64_t q, const double *__restrict__ vp, int64_t CT, int nit)
 {
   const int32_t   base = a.cbase[s];
   const uint16_t *cw   = a.cw + a.cstart[s];
-  if (base >= 0) return ellr_dot<CHECKCOL, LD>(cw + q, base, vp, a.CT, nit, a.x);
-  return ellr_dot<CHECKCOL, LD>(reinterpret_cast<const int32_t *>(cw) + q, 0, vp, a.CT, nit, a.x);
+  if (base >= 0) return ellr_dot<CHECKCOL, LD>(cw + q, base, vp, CT, nit, a.x);
+  return ellr_dot<CHECKCOL, LD>(reinterpret_cast<const int32_t *>(cw) + q, 0, vp, CT, nit, a.x);
 }
 
 /* y[c] += val * xr over the row's entries (transpose). */
@@ -168,25 +170,29 @@ __device__ __forceinline__ void ellr_scatter(const I *__restrict__ cp, int32_t b
 }
 
 template <bool CHECKCOL>
-__device__ __forceinline__ void ellr_scatter_slice(const ellr_kargs &a, int32_t s, int64_t q, const double *__restrict__ vp, int nit, double xr)
+__device__ __forceinline__ void ellr_scatter_slice(const ellr_kargs &a, int32_t s, int64_t q, const double *__restrict__ vp, int64_t CT, int nit, double xr)
 {
   const int32_t   base = a.cbase[s];
   const uint16_t *cw   = a.cw + a.cstart[s];
-  if (base >= 0) ellr_scatter<CHECKCOL>(cw + q, base, vp, a.CT, nit, xr, a.y);
-  else ellr_scatter<CHECKCOL>(reinterpret_cast<const int32_t *>(cw) + q, 0, vp, a.CT, nit, xr, a.y);
+  if (base >= 0) ellr_scatter<CHECKCOL>(cw + q, base, vp, CT, nit, xr, a.y);
+  else ellr_scatter<CHECKCOL>(reinterpret_cast<const int32_t *>(cw) + q, 0, vp, CT, nit, xr, a.y);
 }
 
+/* The sum over the T lanes of each row (T = 0: the warp-uniform tr, each slice's own). */
 template <int T>
-__device__ __forceinline__ double ellr_reduce(double sum)
+__device__ __forceinline__ double ellr_reduce(double sum, int tr = T)
 {
+  if constexpr (T == 0) {
+    for (int o = tr / 2; o > 0; o >>= 1) sum += __shfl_down_sync(0xffffffffu, sum, o, tr);
+  } else {
 #pragma unroll
-  for (int o = T / 2; o > 0; o >>= 1) sum += __shfl_down_sync(0xffffffffu, sum, o, T);
+    for (int o = T / 2; o > 0; o >>= 1) sum += __shfl_down_sync(0xffffffffu, sum, o, T);
+  }
   return sum;
 }
 
-/* Entries of lane t in a row of length len. */
-template <int T>
-__device__ __forceinline__ int ellr_lane_blocks(int len, int t)
+/* Entries of lane t in a row of length len, T lanes per row. */
+__device__ __forceinline__ int ellr_lane_blocks(int len, int t, int T)
 {
   return len > t ? (len - t + T - 1) / T : 0;
 }
@@ -206,15 +212,15 @@ __global__ void __launch_bounds__(1024) ellr_kernel_rows(const ellr_kargs a)
   const int32_t r      = i - s * a.C;
   const int64_t s0     = a.slice_start[s];
   int           nit;
-  if (LEN) nit = ellr_lane_blocks<T>(active ? a.rowlen[i] : 0, t);
+  if (LEN) nit = ellr_lane_blocks(active ? a.rowlen[i] : 0, t, T);
   else nit = active ? ellr_slice_blocks(s0, a.slice_start[s + 1], a.CT) : 0;
   const int64_t q   = (int64_t)r * T + t;
   if (TRANS) {
     const double xr = __ldg(a.x + (a.perm ? a.perm[i] : i));
-    ellr_scatter_slice<!LEN>(a, s, q, a.val + s0 + q, nit, xr);
+    ellr_scatter_slice<!LEN>(a, s, q, a.val + s0 + q, a.CT, nit, xr);
     return;
   }
-  double sum = ellr_dot_slice<!LEN, LD>(a, s, q, a.val + s0 + q, nit);
+  double sum = ellr_dot_slice<!LEN, LD>(a, s, q, a.val + s0 + q, a.CT, nit);
   sum        = ellr_reduce<T>(sum);
   if (t == 0 && active) {
     const int32_t orow = a.perm ? a.perm[i] : i;
@@ -223,38 +229,54 @@ __global__ void __launch_bounds__(1024) ellr_kernel_rows(const ellr_kargs a)
 }
 
 /* ---- chunks: warps over (slice, column-block range) work items ------------------------------ */
+/* T = 0: each slice's own T (ellr.h's ELLR_THREADS_PER_SLICE), one work item per warp (a.witems) carrying it;
+   the warp's 32 lanes are 32/T rows of one slice, so the column block's words stay consecutive for every T and the
+   reduction's width is warp-uniform.  Lanes past the slice's C*T words (C not a multiple of 32/T) idle. */
 template <int T, bool ADDZ, bool TRANS, bool LEN, int LD>
 __global__ void __launch_bounds__(1024) ellr_kernel_chunks(const ellr_kargs a)
 {
   const int     lane = threadIdx.x & 31;
   const int64_t gw   = (int64_t)blockIdx.x * (blockDim.x >> 5) + (threadIdx.x >> 5);
-  const int64_t item = gw / a.G;
-  if (item >= a.nitems) return; /* warp-uniform */
-  const int     q      = (int)(gw - item * a.G);
-  const int2    it     = a.items[item];
-  const int32_t s      = it.x, j0 = it.y;
+  int32_t       s, j0, q, tr;
+  if (T == 0) {
+    if (gw >= a.nitems) return; /* warp-uniform */
+    const int4 it = a.witems[gw];
+    s             = it.x;
+    j0            = it.y;
+    q             = it.z;
+    tr            = it.w;
+  } else {
+    const int64_t item = gw / a.G;
+    if (item >= a.nitems) return; /* warp-uniform */
+    const int2 it = a.items[item];
+    s             = it.x;
+    j0            = it.y;
+    q             = (int)(gw - item * a.G);
+    tr            = T;
+  }
+  const int64_t CT     = T ? a.CT : (int64_t)a.C * tr;
   const int64_t s0     = a.slice_start[s];
-  const int32_t Js     = ellr_slice_blocks(s0, a.slice_start[s + 1], a.CT);
+  const int32_t Js     = ellr_slice_blocks(s0, a.slice_start[s + 1], CT);
   const int32_t j1     = min(j0 + a.J, Js);
   const bool    split  = Js > a.J;
   const int     p      = q * 32 + lane;
-  const int     r      = p / T, t = p % T;
+  const int     r      = p / tr, t = p & (tr - 1);
   const int64_t i64    = (int64_t)s * a.C + r;
-  const bool    active = i64 < a.nrows;
+  const bool    active = i64 < a.nrows && (T != 0 || r < a.C);
   const int32_t i      = (int32_t)i64;
   int           jend;
-  if (LEN) jend = min(j1, ellr_lane_blocks<T>(active ? a.rowlen[i] : 0, t));
+  if (LEN) jend = min(j1, ellr_lane_blocks(active ? a.rowlen[i] : 0, t, tr));
   else jend = active ? j1 : j0;
   const int     nit = max(jend - j0, 0);
-  const int64_t qs  = (int64_t)j0 * a.CT + p;
+  const int64_t qs  = (int64_t)j0 * CT + p;
   if (TRANS) {
     if (!active || nit == 0) return;
     const double xr = __ldg(a.x + (a.perm ? a.perm[i] : i));
-    ellr_scatter_slice<!LEN>(a, s, qs, a.val + s0 + qs, nit, xr);
+    ellr_scatter_slice<!LEN>(a, s, qs, a.val + s0 + qs, CT, nit, xr);
     return;
   }
-  double sum = ellr_dot_slice<!LEN, LD>(a, s, qs, a.val + s0 + qs, nit);
-  sum        = ellr_reduce<T>(sum);
+  double sum = ellr_dot_slice<!LEN, LD>(a, s, qs, a.val + s0 + qs, CT, nit);
+  sum        = ellr_reduce<T>(sum, tr);
   if (t == 0 && active) {
     const int32_t orow = a.perm ? a.perm[i] : i;
     if (split) {
@@ -276,20 +298,22 @@ __global__ void ellr_kernel_init_split(int32_t nsplit, const int32_t *__restrict
 }
 
 /* Scatter the CSR into the layout: T lanes per stored row (the product's own mapping, so the writes
-   are coalesced), every word of the slice written (padding: column -1 or 0xFFFF, value 0); column indices
+   are coalesced; per_slice: Tl, the largest T, launched per row and the slice's own T of them used), every word of the slice written (padding: column -1 or 0xFFFF, value 0); column indices
    as the slice's cbase says (ellr_cuda_cols.cu).  values_only: the entries' values only (the padding is
    already 0). */
-__global__ void ellr_kernel_fill(int64_t nstoredrows, int32_t nrows, int32_t C, int32_t T, const int64_t *__restrict__ slice_start, const int32_t *__restrict__ rowlen, const int32_t *__restrict__ perm, const int32_t *__restrict__ rowptr, const int32_t *__restrict__ csrcol, const double *__restrict__ csrval, uint16_t *cw, const int32_t *__restrict__ cbase, const int64_t *__restrict__ cstart, double *val, int values_only)
+__global__ void ellr_kernel_fill(int64_t nstoredrows, int32_t nrows, int32_t C, int32_t Tl, int per_slice, const int64_t *__restrict__ slice_start, const int32_t *__restrict__ rowlen, const int32_t *__restrict__ perm, const int32_t *__restrict__ rowptr, const int32_t *__restrict__ csrcol, const double *__restrict__ csrval, uint16_t *cw, const int32_t *__restrict__ cbase, const int64_t *__restrict__ cstart, double *val, int values_only)
 {
   const int64_t g = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-  const int64_t i = g / T;
-  const int     t = (int)(g - i * T);
+  const int64_t i = g / Tl;
+  const int     t = (int)(g - i * Tl);
   if (i >= nstoredrows) return;
   const int64_t s     = i / C;
   const int64_t r     = i - s * C;
-  const int64_t CT    = (int64_t)C * T;
   const int64_t s0    = slice_start[s];
   const int64_t width = (slice_start[s + 1] - s0) / C; /* entries per row in this slice */
+  const int     T     = per_slice ? ellr_slice_threads(width) : Tl;
+  if (t >= T) return; /* per slice: Tl lanes per row are launched, the slice's T work */
+  const int64_t CT    = (int64_t)C * T;
   const int32_t len   = i < nrows ? rowlen[i] : 0;
   const int64_t rp    = i < nrows ? rowptr[perm ? perm[i] : i] : 0;
   const int32_t base  = values_only ? 0 : cbase[s];

@@ -19,7 +19,7 @@
 /* Counters reduced on the device and read back once per step. */
 struct ellr_plan_counters {
   unsigned long long signature, niter, niter_unsorted;
-  int                maxlen, nonempty, bad;
+  int                maxlen, nonempty, bad, tmax;
 };
 
 __device__ __forceinline__ unsigned long long ellr_mix64(unsigned long long z)
@@ -87,31 +87,51 @@ __global__ void ellr_kernel_slice_width(int64_t nrows, int32_t C, const int32_t 
   } else if (l > 0) atomicMax(width + s, l);
 }
 
-__global__ void ellr_kernel_slice_sizes(int32_t nslices, int32_t C, int32_t T, const int32_t *__restrict__ width, int64_t *size)
+/* Slice sizes in entries: width rounded up to T (T = 0: each slice's own, ellr_slice_threads); tmax gets the largest. */
+__global__ void ellr_kernel_slice_sizes(int32_t nslices, int32_t C, int32_t T, const int32_t *__restrict__ width, int64_t *size, int *tmax)
 {
-  const int64_t s = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-  if (s < nslices) size[s] = (int64_t)((width[s] + T - 1) / T * T) * C;
+  const int64_t s  = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
+  int           Ts = 1;
+  if (s < nslices) {
+    Ts      = T ? T : ellr_slice_threads(width[s]);
+    size[s] = (int64_t)((width[s] + Ts - 1) / Ts * Ts) * C;
+  }
+  if (!T) {
+    Ts = ellr_warp_max(Ts);
+    if ((threadIdx.x & 31) == 0) atomicMax(tmax, Ts);
+  }
 }
 
-/* seed 001's N_iter: groups of 32/T consecutive rows share a warp and take ceil(longest / T) steps; for
-   the stored order (rowlen) and, with rowptr, for the original order. */
-__global__ void ellr_kernel_niter(int32_t nrows, int32_t T, const int32_t *__restrict__ rowlen, const int32_t *__restrict__ rowptr, int32_t long_min, ellr_plan_counters *c)
+/* seed 001's N_iter: groups of 32/T consecutive rows share a warp and take ceil(longest / T) steps, for the stored
+   order (rowlen; with per_slice, each slice's own T and groups inside each slice, read back from slice_start) and,
+   with rowptr, for the original order at Tu.  A thread per row; the first row of a group adds the group's steps. */
+__global__ void ellr_kernel_niter(int32_t nrows, int32_t C, int32_t T, int per_slice, int32_t Tu, const int64_t *__restrict__ slice_start, const int32_t *__restrict__ rowlen, const int32_t *__restrict__ rowptr, int32_t long_min, ellr_plan_counters *c)
 {
-  const int     rpw = 32 / T;
-  const int64_t g   = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-  const int64_t r0  = g * rpw;
+  const int64_t      i  = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
   unsigned long long it = 0, itu = 0;
-  if (r0 < nrows) {
-    int a = 0, b = 0;
-    for (int64_t i = r0; i < r0 + rpw && i < nrows; i++) {
-      a = max(a, rowlen[i]);
-      if (rowptr) {
-        const int l = rowptr[i + 1] - rowptr[i];
+  if (i < nrows) {
+    int64_t first = 0, end = nrows;
+    int     Ti    = T;
+    if (per_slice) {
+      const int64_t s = i / C;
+      Ti              = ellr_slice_threads((slice_start[s + 1] - slice_start[s]) / C);
+      first           = s * C;
+      end             = min(end, first + C);
+    }
+    const int rpw = 32 / Ti;
+    if ((i - first) % rpw == 0) {
+      int a = 0;
+      for (int64_t r = i; r < i + rpw && r < end; r++) a = max(a, rowlen[r]);
+      it = (unsigned long long)((a + Ti - 1) / Ti);
+    }
+    if (rowptr && i % (32 / Tu) == 0) {
+      int b = 0;
+      for (int64_t r = i; r < i + 32 / Tu && r < nrows; r++) {
+        const int l = rowptr[r + 1] - rowptr[r];
         b           = max(b, l >= long_min ? 0 : l); /* long rows are empty rows of the slices */
       }
+      itu = (unsigned long long)((b + Tu - 1) / Tu);
     }
-    it  = (unsigned long long)((a + T - 1) / T);
-    itu = (unsigned long long)((b + T - 1) / T);
   }
   it  = ellr_warp_sum(it);
   itu = ellr_warp_sum(itu);
@@ -288,7 +308,9 @@ ellr_status ellr_cuda_plan_geometry(const int32_t *d_rowptr, int T, const ellr_p
 {
   const int32_t n = pl->nrows, ns = pl->nslices;
   const int64_t nstoredrows = (int64_t)ns * pl->C;
-  pl->T = T ? T : ellr_default_threads_per_row(pl->stats.meanrowlen);
+  const int32_t Tmean = ellr_default_threads_per_row(pl->stats.meanrowlen);
+  pl->per_slice_T     = T == ELLR_THREADS_PER_SLICE;
+  pl->T               = T > 0 ? T : (pl->per_slice_T ? 1 : Tmean); /* per slice: the largest slice's, below */
   if (!dp->slice_start) TRY(dalloc(&dp->slice_start, (size_t)ns + 1, "the slice offsets"));
   if (!pl->slice_start) {
     pl->slice_start = (int64_t *)malloc(((size_t)ns + 1) * sizeof(int64_t));
@@ -307,10 +329,11 @@ ellr_status ellr_cuda_plan_geometry(const int32_t *d_rowptr, int T, const ellr_p
   CUE(cudaMemsetAsync(dp->slice_start, 0, sizeof(int64_t), s));
   if (!st && n > 0) {
     ellr_kernel_slice_width<<<grid_of(nstoredrows, 256), 256, 0, s>>>(nstoredrows, pl->C, dp->rowlen, width);
-    ellr_kernel_slice_sizes<<<grid_of(ns, 256), 256, 0, s>>>(ns, pl->C, pl->T, width, dp->slice_start + 1);
-    ellr_kernel_niter<<<grid_of(((int64_t)n + 32 / pl->T - 1) / (32 / pl->T), 256), 256, 0, s>>>(n, pl->T, dp->rowlen, d_rowptr, pl->long_min, c);
+    ellr_kernel_slice_sizes<<<grid_of(ns, 256), 256, 0, s>>>(ns, pl->C, pl->per_slice_T ? 0 : pl->T, width, dp->slice_start + 1, &c->tmax);
     CUE(cudaGetLastError());
     if (!st) st = ellr_cuda_inclusive_sum(dp->slice_start + 1, ns, s);
+    if (!st) ellr_kernel_niter<<<grid_of(n, 256), 256, 0, s>>>(n, pl->C, pl->T, pl->per_slice_T, pl->per_slice_T ? Tmean : pl->T, dp->slice_start, dp->rowlen, d_rowptr, pl->long_min, c);
+    CUE(cudaGetLastError());
   }
   CUE(cudaMemcpyAsync(pl->slice_start, dp->slice_start, ((size_t)ns + 1) * sizeof(int64_t), cudaMemcpyDeviceToHost, s));
   CUE(cudaMemcpyAsync(&hc, c, sizeof(hc), cudaMemcpyDeviceToHost, s));
@@ -320,6 +343,7 @@ ellr_status ellr_cuda_plan_geometry(const int32_t *d_rowptr, int T, const ellr_p
   sfree(&c, s);
   if (st) return st;
 
+  if (pl->per_slice_T && hc.tmax > pl->T) pl->T = hc.tmax;
   ellr_stats *sx = &pl->stats;
   sx->nstored    = pl->slice_start[ns];
   sx->fill       = sx->nnz ? (double)(sx->nstored + sx->long_entries) / (double)sx->nnz : 1.0;

@@ -9,11 +9,12 @@ static inline int32_t ellr_orig_row(const ellr_plan *pl, int32_t i) { return pl-
 void ellr_fill_values(ellr_matrix *m, const ellr_csr *a)
 {
   const ellr_plan *pl   = &m->plan;
-  const int64_t    step = (int64_t)pl->C * pl->T;
   for (int32_t i = 0; i < pl->nrows; i++) {
     const double *aj   = a->val + a->rowptr[ellr_orig_row(pl, i)];
     const int64_t base = ellr_pos(pl, i, 0);
-    for (int32_t k = 0; k < pl->rowlen[i]; k++) m->val[base + (k / pl->T) * step + k % pl->T] = aj[k];
+    const int32_t T    = ellr_plan_slice_T(pl, i / pl->C);
+    const int64_t step = (int64_t)pl->C * T;
+    for (int32_t k = 0; k < pl->rowlen[i]; k++) m->val[base + (k / T) * step + k % T] = aj[k];
   }
   for (int32_t k = 0; k < pl->nlong; k++) memcpy(m->long_val + pl->long_start[k], a->val + a->rowptr[pl->long_rows[k]], (size_t)(pl->long_start[k + 1] - pl->long_start[k]) * sizeof(double));
 }

@@ -23,7 +23,7 @@ ellr_status ellr_error(ellr_status st, const char *fmt, ...)
 ellr_status ellr_params_check(const ellr_params *p)
 {
   const int T = p->threads_per_row, bs = p->block_size;
-  if (T < 0 || T > ELLR_MAX_THREADS_PER_ROW || (T & (T - 1))) return ellr_error(ELLR_ERR_ARG, "threads per row %d is not one of 1, 2, 4, 8, 16, 32 (or 0 for automatic)", T);
+  if (T != ELLR_THREADS_PER_SLICE && (T < 0 || T > ELLR_MAX_THREADS_PER_ROW || (T & (T - 1)))) return ellr_error(ELLR_ERR_ARG, "threads per row %d is not one of 1, 2, 4, 8, 16, 32 (or 0 for automatic, %d for each slice's own)", T, ELLR_THREADS_PER_SLICE);
   if (bs < 0 || bs > 1024 || bs % 32) return ellr_error(ELLR_ERR_ARG, "block size %d is not a multiple of 32 between 32 and 1024 (or 0 for automatic)", bs);
   if (p->slice_height < 0) return ellr_error(ELLR_ERR_ARG, "slice height %d is negative (0 means one slice of all rows)", p->slice_height);
   if (p->sort_window < 0 && p->sort_window != ELLR_SORT_WINDOW_AUTO) return ellr_error(ELLR_ERR_ARG, "sort window %d is negative (0 means all rows, %d picks it from the matrix)", p->sort_window, ELLR_SORT_WINDOW_AUTO);
@@ -51,6 +51,22 @@ int64_t ellr_warp_iterations(const int32_t *rowlen, int32_t nrows, int32_t T)
     for (int32_t i = w; i < nrows && i < w + rows_per_warp; i++)
       if (rowlen[i] > longest) longest = rowlen[i];
     iters += (longest + T - 1) / T;
+  }
+  return iters;
+}
+
+int64_t ellr_plan_warp_iterations(const ellr_plan *pl)
+{
+  if (!pl->per_slice_T) return ellr_warp_iterations(pl->rowlen, pl->nrows, pl->T);
+  int64_t iters = 0;
+  for (int32_t s = 0; s < pl->nslices; s++) {
+    const int32_t T = ellr_plan_slice_T(pl, s), end = (int32_t)((int64_t)(s + 1) * pl->C < pl->nrows ? (int64_t)(s + 1) * pl->C : pl->nrows);
+    for (int32_t w = s * pl->C; w < end; w += ELLR_MAX_THREADS_PER_ROW / T) {
+      int32_t longest = 0;
+      for (int32_t i = w; i < end && i < w + ELLR_MAX_THREADS_PER_ROW / T; i++)
+        if (pl->rowlen[i] > longest) longest = pl->rowlen[i];
+      iters += (longest + T - 1) / T;
+    }
   }
   return iters;
 }
@@ -165,16 +181,20 @@ static ellr_status ellr_plan_geometry(ellr_plan *pl, const ellr_params *p, const
   const int32_t n           = pl->nrows;
   const size_t  nstoredrows = (size_t)pl->nslices * (size_t)pl->C;
 
-  pl->T           = p->threads_per_row ? p->threads_per_row : ellr_default_threads_per_row(n ? (double)nnz / n : 0.0);
+  const int32_t Tmean = ellr_default_threads_per_row(n ? (double)nnz / n : 0.0);
+  pl->per_slice_T = p->threads_per_row == ELLR_THREADS_PER_SLICE;
+  pl->T           = p->threads_per_row > 0 ? p->threads_per_row : (pl->per_slice_T ? 1 : Tmean);
   pl->slice_start = (int64_t *)malloc(((size_t)pl->nslices + 1) * sizeof(int64_t));
   if (!pl->slice_start) return ellr_error(ELLR_ERR_MEM, "cannot allocate the offsets of %d slices", pl->nslices);
-  /* Slice s is as wide as its longest row, rounded up to a whole number of T-groups. */
+  /* Slice s is as wide as its longest row, rounded up to a whole number of T-groups (its own T, per slice). */
   pl->slice_start[0] = 0;
   for (int32_t s = 0; s < pl->nslices; s++) {
     int32_t width = 0;
     for (int32_t i = s * pl->C; i < (s + 1) * pl->C && i < n; i++)
       if (pl->rowlen[i] > width) width = pl->rowlen[i];
-    width = (width + pl->T - 1) / pl->T * pl->T;
+    const int32_t T = pl->per_slice_T ? ellr_slice_threads(width) : pl->T;
+    if (T > pl->T) pl->T = T;
+    width = (width + T - 1) / T * T;
     pl->slice_start[s + 1] = pl->slice_start[s] + (int64_t)width * pl->C;
   }
 
@@ -185,8 +205,8 @@ static ellr_status ellr_plan_geometry(ellr_plan *pl, const ellr_params *p, const
   sx->maxrowlen      = maxlen;
   sx->meanrowlen     = n ? (double)sx->nnz / n : 0.0;
   sx->bytes          = (size_t)sx->nstored * (sizeof(double) + sizeof(int32_t)) + nstoredrows * sizeof(int32_t) + (pl->perm ? (size_t)n * sizeof(int32_t) : 0) + (pl->outrow ? (size_t)n * sizeof(int32_t) : 0) + ((size_t)pl->nslices + 1) * sizeof(int64_t) + ellr_long_bytes(pl);
-  sx->niter          = ellr_warp_iterations(pl->rowlen, n, pl->T);
-  sx->niter_unsorted = ellr_warp_iterations(len, n, pl->T);
+  sx->niter          = ellr_plan_warp_iterations(pl);
+  sx->niter_unsorted = ellr_warp_iterations(len, n, pl->per_slice_T ? Tmean : pl->T); /* per slice: at the one T of the mean row */
 
   /* The limit is on memory against CSR's (12 bytes a nonzero + 4 a row), so rows with no
      nonzeros, whose padding is bounded by the slicing, do not trip it on their own; storage

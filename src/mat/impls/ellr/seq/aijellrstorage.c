@@ -341,7 +341,22 @@ PetscErrorCode MatSeqAIJELLRView_Info(Mat A, PetscViewer viewer)
     if (pl->sorted && pl->window) PetscCall(PetscSNPrintf(window, sizeof(window), " inside windows of %d rows", (int)pl->window));
     if (e->settings.eng.sort_rows && e->settings.eng.sort_window == ELLR_SORT_WINDOW_AUTO) PetscCall(PetscSNPrintf(why, sizeof(why), " (-mat_ellr_sort_window -1: %s)", pl->sorted ? (pl->window ? "the smallest window storing within 2% of a full sort" : "no window stores within 2% of a full sort") : "a sort would remove under 2% of the stored entries"));
     PetscCall(PetscSNPrintf(order, sizeof(order), "%s%s%s", pl->sorted ? "sorted by decreasing length" : "in their own order", window, why));
-    PetscCall(PetscViewerASCIIPrintf(viewer, "threads per row %d%s, slice height %d (%d slice%s), rows %s\n", (int)pl->T, e->settings.eng.threads_per_row ? "" : " (automatic)", (int)pl->C, (int)pl->nslices, pl->nslices == 1 ? "" : "s", order));
+    if (pl->per_slice_T) {
+      char    counts[160] = "";
+      size_t  len         = 0;
+      PetscInt nT[6]      = {0, 0, 0, 0, 0, 0};
+      for (PetscInt s = 0; s < pl->nslices; s++) {
+        int k = 0;
+        while ((1 << k) < ellr_plan_slice_T(pl, (int32_t)s)) k++;
+        nT[k]++;
+      }
+      for (PetscInt k = 0; k < 6; k++) {
+        if (!nT[k]) continue;
+        PetscCall(PetscSNPrintf(counts + len, sizeof(counts) - len, "%s%" PetscInt_FMT " x T=%d", len ? ", " : "", nT[k], 1 << k));
+        PetscCall(PetscStrlen(counts, &len));
+      }
+      PetscCall(PetscViewerASCIIPrintf(viewer, "threads per row per slice (-mat_ellr_threads_per_row -1: the smallest power of two with %d T >= the slice's longest row): %s slices; slice height %d (%d slice%s), rows %s\n", ELLR_SLICE_T_ENTRIES, counts, (int)pl->C, (int)pl->nslices, pl->nslices == 1 ? "" : "s", order));
+    } else PetscCall(PetscViewerASCIIPrintf(viewer, "threads per row %d%s, slice height %d (%d slice%s), rows %s\n", (int)pl->T, e->settings.eng.threads_per_row ? "" : " (automatic)", (int)pl->C, (int)pl->nslices, pl->nslices == 1 ? "" : "s", order));
   }
   if (pl->nrows_out > pl->nrows) PetscCall(PetscViewerASCIIPrintf(viewer, "rows stored: the %d non-empty of %d (neither set-up nor product touches the empty ones)\n", (int)pl->nrows, (int)pl->nrows_out));
   PetscCall(PetscViewerASCIIPrintf(viewer, "fill ratio %.3f (%lld stored entries for %lld nonzeros), storage %.3f MB (CSR %.3f MB)\n", st->fill, (long long)(st->nstored + st->long_entries), (long long)st->nnz, ellr_stored_bytes(st) / 1e6, (12.0 * st->nnz + 4.0 * (pl->nrows + 1)) / 1e6));
