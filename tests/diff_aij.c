@@ -70,6 +70,8 @@ static const char *optsets[] = {
   "-mat_ellr_sort -mat_ellr_sort_window 5 -mat_ellr_slice_height 7 -mat_ellr_threads_per_row 8 -mat_ellr_max_fill 0",
   "-mat_ellr_sort 0 -mat_ellr_slice_height 32 -mat_ellr_threads_per_row 16 -mat_ellr_backend cpu -mat_ellr_max_fill 0",
   "-mat_ellr_backend aij",
+  "-mat_ellr_sort -mat_ellr_threads_per_row -1 -mat_ellr_max_fill 0",
+  "-mat_ellr_slice_height 7 -mat_ellr_threads_per_row -1 -mat_ellr_max_fill 0",
 };
 #define NOPTSETS ((PetscInt)(sizeof(optsets) / sizeof(optsets[0])))
 

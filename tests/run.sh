@@ -315,7 +315,8 @@ t_out "ex1_27pt_aij_np1" "ex1_27pt_np1" filter_types 1e-3 -- $MPIEXEC -n 1 "$EX1
 i=0
 for o in "-mat_ellr_threads_per_row 4" "-mat_ellr_threads_per_row 32 -mat_ellr_max_fill 0" "-mat_ellr_slice_height 32 -mat_ellr_sort" \
          "-mat_ellr_slice_height 7 -mat_ellr_threads_per_row 2" "-mat_ellr_sort -mat_ellr_sort_window 100" "-mat_ellr_backend cpu" \
-         "-mat_ellr_long_rows 7" "-mat_ellr_long_rows 1 -mat_ellr_long_join atomic -mat_ellr_sort" "-mat_ellr_long_rows 6 -mat_ellr_backend cpu"; do
+         "-mat_ellr_long_rows 7" "-mat_ellr_long_rows 1 -mat_ellr_long_join atomic -mat_ellr_sort" "-mat_ellr_long_rows 6 -mat_ellr_backend cpu" \
+         "-mat_ellr_threads_per_row -1 -mat_ellr_sort" "-mat_ellr_threads_per_row -1 -mat_ellr_slice_height 7 -mat_ellr_backend cpu"; do
   i=$((i + 1))
   t_out "ex1_ellrt_opts${i}_np2" "ex1_np2" filter_types 1e-3 -- $MPIEXEC -n 2 "$EX1" $EX1OPTS -mat_type ellrt $ENGINE $o
 done
@@ -331,6 +332,9 @@ t_grep ex1_view_options "threads per row 4, slice height 64 \(64 slices?\), rows
 # the long-row path reported: interior rows of the 7-point stencil (7 entries) leave the slices
 t_grep ex1_view_long_rows "long rows: 2744 of at least 7 entries \(19208 entries\) left the slices \(-mat_ellr_long_rows 7\): chunks of 256 entries shared by many warps, joined in a fixed order \(-mat_ellr_long_join segmented\) && fill ratio" \
   -- "$EX1" -n 16 -mat_type ellrt -mat_ellr_long_rows 7 -mat_view ::ascii_info $ENGINE -ksp_type cg -pc_type jacobi
+# threads per row per slice: the 7-point stencil's rows (4-7 entries) give T = 1 in every slice
+t_grep ex1_view_slice_threads "threads per row per slice \(-mat_ellr_threads_per_row -1: the smallest power of two with 16 T >= the slice's longest row\): 128 x T=1 slices; slice height 32 \(128 slices\)" \
+  -- "$EX1" -n 16 -mat_type ellrt -mat_ellr_threads_per_row -1 -mat_view ::ascii_info $ENGINE -ksp_type cg -pc_type jacobi
 # without a GPU the automatic backend is AIJ's own products: -mat_view says so, nothing is built, ELLRMult never runs
 [ "$BACKEND" = cpu ] && Q=1 t_grep ex1_view_default_aij "petsc-ellr format ellrt .*backend aij: AIJ's own CPU products && KSP iterations: [0-9]+ \(CONVERGED_RTOL\)" \
   -- "$EX1" -n 16 -mat_type ellrt -mat_view ::ascii_info -ksp_type cg -pc_type jacobi
@@ -501,6 +505,7 @@ MISSING=
 BAD="-n 6 -ksp_type cg -pc_type jacobi"
 Q=1 t_err bad_threads_per_row_3 "-mat_ellr_threads_per_row 3 is invalid" -- "$EX1" $BAD -mat_type ellrt -mat_ellr_threads_per_row 3
 t_err bad_threads_per_row_64 "-mat_ellr_threads_per_row 64 is invalid" -- "$EX1" $BAD -mat_type ellrt -mat_ellr_threads_per_row 64
+t_err bad_threads_per_row_neg "-mat_ellr_threads_per_row -2 is invalid: use 1, 2, 4, 8, 16 or 32 \(or 0 to tune it, -1 for each slice its own\)" -- "$EX1" $BAD -mat_type ellrt -mat_ellr_threads_per_row -2
 t_err bad_threads_per_row_np2 "-mat_ellr_threads_per_row 3 is invalid" -- $MPIEXEC -n 2 "$EX1" $BAD -mat_type pellr -mat_ellr_threads_per_row 3
 Q=1 t_err bad_slice_height "-mat_ellr_slice_height -1 is invalid" -- "$EX1" $BAD -mat_type ellrt -mat_ellr_slice_height -1
 t_err bad_block_size "-mat_ellr_block_size 33 is invalid" -- "$EX1" $BAD -mat_type ellrt -mat_ellr_block_size 33

@@ -217,7 +217,7 @@ static ellr_status update_and_clobber(ellr_cuda_matrix *d, tcsr *b, const double
 
 static void run_shape(shape *sh, int quick, cudaStream_t stream, long *ncreated)
 {
-  static const int Ts[] = {0, 1, 2, 4, 8, 16, 32}, Cs[] = {0, 1, 7, 32}, BSs[] = {0, 128, 256, 512, 64, 1024, 96};
+  static const int Ts[] = {0, 1, 2, 4, 8, 16, 32, ELLR_THREADS_PER_SLICE}, Cs[] = {0, 1, 7, 32}, BSs[] = {0, 128, 256, 512, 64, 1024, 96};
   static const int sorts[][2] = {{0, 0}, {1, 0}, {1, ELLR_SORT_WINDOW_AUTO}};
   /* kernel variants: {kernel, uselen, chunk, loads} */
   static const ellr_cuda_kopts kv[] = {{1, 1, 0, 0}, {1, 0, 0, 1}, {2, 0, 1, 0}, {2, 1, 2, 1}, {2, -1, -1, 0}, {2, 0, 3, 1}};
@@ -229,7 +229,7 @@ static void run_shape(shape *sh, int quick, cudaStream_t stream, long *ncreated)
   for (int32_t r = 0; r < a->nrows; r++)
     if (a->rowptr[r + 1] - a->rowptr[r] > maxlen) maxlen = a->rowptr[r + 1] - a->rowptr[r];
   vecs_init(&v, (size_t)(a->nrows > a->ncols ? a->nrows : a->ncols));
-  for (int it = 0; it < 7; it++)
+  for (int it = 0; it < 8; it++)
     for (int ic = 0; ic < 4; ic++)
       for (int is = 0; is < 3; is++, k++) {
         if (quick && (k % 7)) continue;
@@ -263,17 +263,17 @@ static void run_shape(shape *sh, int quick, cudaStream_t stream, long *ncreated)
         }
         (*ncreated)++;
         const int      pending = (!p.threads_per_row || !p.block_size) && a->nrows > 0;
-        const int      T0      = p.threads_per_row ? p.threads_per_row : ellr_default_threads_per_row(a->nrows ? (double)nnz / a->nrows : 0.0);
+        const int      T0      = p.threads_per_row > 0 ? p.threads_per_row : p.threads_per_row ? ref.plan.T : ellr_default_threads_per_row(a->nrows ? (double)nnz / a->nrows : 0.0); /* per slice: the largest slice's */
         ellr_cuda_info info;
         ellr_cuda_get_info(d, &info);
-        CHECK((info.threads_per_row == T0 || !p.threads_per_row) && info.block_size == (p.block_size ? p.block_size : 256) && info.tuned == !pending && info.tune_products == 0 && info.tune_ms == 0 && (pending ? info.scratch_bytes >= (size_t)nnz * 12 : info.scratch_bytes == 0) && info.plan && info.plan->T == info.threads_per_row && info.device_bytes > 0,
+        CHECK((info.threads_per_row == T0 || !p.threads_per_row) && (p.threads_per_row != ELLR_THREADS_PER_SLICE || (info.plan && info.plan->per_slice_T)) && info.block_size == (p.block_size ? p.block_size : 256) && info.tuned == !pending && info.tune_products == 0 && info.tune_ms == 0 && (pending ? info.scratch_bytes >= (size_t)nnz * 12 : info.scratch_bytes == 0) && info.plan && info.plan->T == info.threads_per_row && info.device_bytes > 0,
               "%s: info after create: T=%d (want %d) BS=%d tuned=%d products=%d scratch=%zu", name, info.threads_per_row, T0, info.block_size, info.tuned, info.tune_products, info.scratch_bytes);
         check_all_products(name, a, &ref, d, &v, stream, 100 + k);
         /* the plan made on the GPU is the host plan: sizes, T, slice offsets, statistics (unless the pattern
            cache gave another T) */
-        if (info.plan && info.plan->T == ref.plan.T) {
+        if (info.plan && ellr_plan_threads_param(info.plan) == ellr_plan_threads_param(&ref.plan)) {
           const ellr_plan *g = info.plan, *h = &ref.plan;
-          int              same = g->nrows == h->nrows && g->ncols == h->ncols && g->C == h->C && g->nslices == h->nslices && g->sorted == h->sorted && g->stats.nnz == h->stats.nnz && g->stats.nstored == h->stats.nstored && g->stats.bytes == h->stats.bytes && g->stats.maxrowlen == h->stats.maxrowlen && g->stats.nonempty_rows == h->stats.nonempty_rows && g->stats.niter == h->stats.niter && g->stats.niter_unsorted == h->stats.niter_unsorted && g->stats.packed_slices == h->stats.packed_slices && g->stats.index_bytes == h->stats.index_bytes && g->long_min == h->long_min && g->nlong == h->nlong && g->stats.long_entries == h->stats.long_entries && g->slice_start && !memcmp(g->slice_start, h->slice_start, ((size_t)h->nslices + 1) * sizeof(int64_t));
+          int              same = g->T == h->T && g->per_slice_T == h->per_slice_T && g->nrows == h->nrows && g->ncols == h->ncols && g->C == h->C && g->nslices == h->nslices && g->sorted == h->sorted && g->stats.nnz == h->stats.nnz && g->stats.nstored == h->stats.nstored && g->stats.bytes == h->stats.bytes && g->stats.maxrowlen == h->stats.maxrowlen && g->stats.nonempty_rows == h->stats.nonempty_rows && g->stats.niter == h->stats.niter && g->stats.niter_unsorted == h->stats.niter_unsorted && g->stats.packed_slices == h->stats.packed_slices && g->stats.index_bytes == h->stats.index_bytes && g->long_min == h->long_min && g->nlong == h->nlong && g->stats.long_entries == h->stats.long_entries && g->slice_start && !memcmp(g->slice_start, h->slice_start, ((size_t)h->nslices + 1) * sizeof(int64_t));
           CHECK(same, "%s: the GPU plan differs from the host plan: long rows %d/%d (%lld/%lld entries) packed slices %d/%d index bytes %zu/%zu nstored %lld/%lld niter %lld/%lld unsorted %lld/%lld max %d/%d nonempty %d/%d bytes %zu/%zu", name, g->nlong, h->nlong, (long long)g->stats.long_entries, (long long)h->stats.long_entries, g->stats.packed_slices, h->stats.packed_slices, g->stats.index_bytes, h->stats.index_bytes, (long long)g->stats.nstored, (long long)h->stats.nstored, (long long)g->stats.niter, (long long)h->stats.niter, (long long)g->stats.niter_unsorted, (long long)h->stats.niter_unsorted, g->stats.maxrowlen, h->stats.maxrowlen, g->stats.nonempty_rows, h->stats.nonempty_rows, g->stats.bytes, h->stats.bytes);
         }
         CHECK(p.pin_host || info.pinned_bytes == 0, "%s: page-locked without pin_host", name);
@@ -301,7 +301,7 @@ static void run_shape(shape *sh, int quick, cudaStream_t stream, long *ncreated)
         CHECK(st == ELLR_OK, "%s: tune: %s", name, ellr_last_error());
         ellr_cuda_get_info(d, &info);
         const size_t refresh_bytes = pre_tune && nnz > 0 && a->nrows > 0 ? ((size_t)a->nrows + 1) * 4 + (size_t)nnz * 8 : 0;
-        CHECK((p.threads_per_row ? info.threads_per_row == p.threads_per_row : 1) && (p.block_size ? info.block_size == p.block_size : (info.block_size == 128 || info.block_size == 256 || info.block_size == 512)) && info.tuned == 1 && info.tune_products <= 18 && (!pending || info.tune_how == ELLR_TUNED_BY_CACHE ? info.tune_products == 0 : p.tune == ELLR_TUNE_EXHAUSTIVE ? info.tune_products > 0 : p.tune == ELLR_TUNE_MODEL ? info.tune_products <= 3 : info.tune_products == 0) && info.scratch_bytes == refresh_bytes && info.plan && info.plan->T == info.threads_per_row,
+        CHECK((p.threads_per_row > 0 ? info.threads_per_row == p.threads_per_row : p.threads_per_row ? info.plan && info.plan->per_slice_T : 1) && (p.block_size ? info.block_size == p.block_size : (info.block_size == 128 || info.block_size == 256 || info.block_size == 512)) && info.tuned == 1 && info.tune_products <= 19 && (!pending || info.tune_how == ELLR_TUNED_BY_CACHE ? info.tune_products == 0 : p.tune == ELLR_TUNE_EXHAUSTIVE ? info.tune_products > 0 : p.tune == ELLR_TUNE_MODEL ? info.tune_products <= 3 : info.tune_products == 0) && info.scratch_bytes == refresh_bytes && info.plan && info.plan->T == info.threads_per_row,
               "%s: info after tune: T=%d BS=%d tuned=%d products=%d (by %d) scratch=%zu (want %zu)", name, info.threads_per_row, info.block_size, info.tuned, info.tune_products, info.tune_how, info.scratch_bytes, refresh_bytes);
         /* a second tune is harmless: nothing changes */
         ellr_cuda_info again;

@@ -260,7 +260,7 @@ static std::string describe(ellr_cuda_matrix *d)
     snprintf(b, sizeof(b), "%s T=%d%s%s", info.family == ELLR_FAMILY_IPCSR ? "ipcsr" : "csr-vector", info.csr_T, info.family == ELLR_FAMILY_IPCSR ? (" blocks=" + std::to_string(info.csr_blocks)).c_str() : "", info.family_ms[0] > 0 ? " (auto)" : "");
     return b;
   }
-  snprintf(b, sizeof(b), "T=%d BS=%d C=%d %s %s%s%s fill %.2f idx16 %d/%d long %d rows %lld entries", info.threads_per_row, info.block_size, info.plan->C, ko.kernel == 2 ? "chunks" : "rows", ko.uselen ? "len" : "width", ko.loads ? " ldcs" : "",
+  snprintf(b, sizeof(b), "T=%s%d BS=%d C=%d %s %s%s%s fill %.2f idx16 %d/%d long %d rows %lld entries", info.plan->per_slice_T ? "per slice, max " : "", info.threads_per_row, info.block_size, info.plan->C, ko.kernel == 2 ? "chunks" : "rows", ko.uselen ? "len" : "width", ko.loads ? " ldcs" : "",
            ko.kernel == 2 ? (ko.chunk == 2147483647 ? " J=inf" : (" J=" + std::to_string(ko.chunk)).c_str()) : "", info.plan->stats.fill, info.plan->stats.packed_slices, info.plan->nslices, info.plan->nlong, (long long)info.plan->stats.long_entries);
   return b;
 }
@@ -375,6 +375,9 @@ static const engine_format g_engine_formats[] = {
   {"ELLR-T C=32 no long", {0, 0, 32, 0, 0, 20.0, 0, 1, ELLR_FAMILY_SLICED, 0, ELLR_LONG_ROWS_NONE, 0}, NULL, 0},
   {"PELLR no long", {0, 0, 32, 1, 0, 20.0, 0, 1, ELLR_FAMILY_SLICED, 0, ELLR_LONG_ROWS_NONE, 0}, NULL, 0},
   {"PELLR long atomic", {0, 0, 32, 1, 0, 20.0, 0, 1, ELLR_FAMILY_SLICED, 0, 0, ELLR_LONG_JOIN_ATOMIC}, NULL, 0},
+  /* each slice's own T, from its longest row (deliverable 2), against the one T the model picks above */
+  {"ELLR-T C=32 T/slice", {ELLR_THREADS_PER_SLICE, 0, 32, 0, 0, 20.0, 0, 1}, NULL, 0},
+  {"PELLR T/slice", {ELLR_THREADS_PER_SLICE, 0, 32, 1, 0, 20.0, 0, 1}, NULL, 0},
 };
 
 /* The bytes of storage a product reads: the padded layout, or the CSR arrays for the CSR families. */
