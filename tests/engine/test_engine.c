@@ -108,7 +108,8 @@ static int64_t brute_niter_per_slice(const int32_t *slen, int32_t n, int32_t C, 
   return it;
 }
 
-static int g_sliceT_changes; /* adjacent slices of different T seen with per-slice T (the test asks for some) */
+static int g_sliceT_changes;
+static int g_auto_per_slice; /* automatic T that came out per slice */ /* adjacent slices of different T seen with per-slice T (the test asks for some) */
 
 static void check_plan(const char *name, const tcsr *a, const ellr_params *p, const ellr_matrix *m)
 {
@@ -142,11 +143,10 @@ static void check_plan(const char *name, const tcsr *a, const ellr_params *p, co
     }
   CHECK(lg_ok && pl->nlong == nlong && pl->stats.long_entries == lent, "%s: long rows: %d rows / %lld entries (want %d / %lld), threshold %d (want %lld)", name, pl->nlong, (long long)pl->stats.long_entries, nlong, (long long)lent, pl->long_min, (long long)lmin);
   if (nlong) g_long_seen[nlong == nonempty ? 1 : 0]++;
-  const int     per_slice = p->threads_per_row == ELLR_THREADS_PER_SLICE;
+  int           per_slice = p->threads_per_row == ELLR_THREADS_PER_SLICE;
   const int32_t Tmean     = ellr_default_threads_per_row(n ? (double)nnz / n : 0.0);
-  int32_t       T         = p->threads_per_row > 0 ? p->threads_per_row : per_slice ? 1 : Tmean; /* per slice: the largest, below */
   const int32_t C = (p->slice_height > 0 && p->slice_height < n) ? p->slice_height : (n ? n : 1); /* a slice taller than the matrix is the whole matrix */
-  CHECK(pl->per_slice_T == per_slice && pl->C == C && pl->nrows == n && pl->ncols == a->ncols, "%s: geometry C %d/%d per-slice %d", name, pl->C, C, pl->per_slice_T);
+  CHECK(pl->C == C && pl->nrows == n && pl->ncols == a->ncols, "%s: geometry C %d/%d per-slice %d", name, pl->C, C, pl->per_slice_T);
   int     sorted = p->sort_rows && n > 1;
   int32_t window = sorted && p->sort_window > 0 && p->sort_window < n ? p->sort_window : 0;
   if (sorted && p->sort_window == ELLR_SORT_WINDOW_AUTO) {
@@ -178,6 +178,18 @@ static void check_plan(const char *name, const tcsr *a, const ellr_params *p, co
   } else
     for (int32_t i = 0; i < n; i++) perm[i] = i;
   for (int32_t i = 0; i < n; i++) slen[i] = len[perm[i]];
+  /* automatic T: per slice where some slice's T is 4 times the mean row's or more */
+  if (!p->threads_per_row && n > C) { /* several slices */
+    int32_t thi = 1;
+    for (int32_t s0 = 0; s0 < n; s0 += C) {
+      int32_t w = 0;
+      for (int32_t i = s0; i < n && i < s0 + C; i++) w = slen[i] > w ? slen[i] : w;
+      thi = brute_slice_T(w) > thi ? brute_slice_T(w) : thi;
+    }
+    per_slice = thi >= 4 * Tmean;
+    if (per_slice) g_auto_per_slice++;
+  }
+  int32_t T = p->threads_per_row > 0 ? p->threads_per_row : per_slice ? 1 : Tmean; /* per slice: the largest, below */
   /* brute nstored: per slice the widest row rounded up to T (per slice: the slice's own), times C */
   const int32_t nslices = (n + C - 1) / C;
   int64_t       nstored = 0, rl_ok = 1;
@@ -193,7 +205,7 @@ static void check_plan(const char *name, const tcsr *a, const ellr_params *p, co
     CHECK(pl->slice_start[s] == nstored, "%s: slice_start[%d]", name, s);
     nstored += (int64_t)w * C;
   }
-  CHECK(pl->T == T, "%s: T %d, want %d", name, pl->T, T);
+  CHECK(pl->T == T && pl->per_slice_T == per_slice, "%s: T %d, want %d (per slice %d, want %d)", name, pl->T, T, pl->per_slice_T, per_slice);
   for (int64_t i = 0; i < (int64_t)nslices * C; i++) rl_ok &= pl->rowlen[i] == (i < n ? slen[i] : 0);
   CHECK(rl_ok, "%s: rowlen in stored order", name);
   CHECK(pl->nslices == nslices && pl->slice_start[nslices] == nstored && pl->stats.nstored == nstored, "%s: nstored %lld vs %lld", name, (long long)pl->stats.nstored, (long long)nstored);
@@ -562,6 +574,8 @@ int main(void)
   CHECK(g_long_seen[0] > 0 && g_long_seen[1] > 0, "the long-row path is not covered both ways");
   printf("per-slice T: adjacent slices of different T %d\n", g_sliceT_changes);
   CHECK(g_sliceT_changes > 0, "per-slice T never changes between adjacent slices");
+  printf("automatic T per slice: %d plans\n", g_auto_per_slice);
+  CHECK(g_auto_per_slice > 0, "the automatic T never came out per slice");
   for (int s = 0; s < ns; s++) tcsr_free(&sh[s].a);
   if (g_failed) {
     printf("test_engine: %ld of %ld checks FAILED\n", g_failed, g_checks);

@@ -65,10 +65,19 @@ ellr_status ellr_error(ellr_status st, const char *fmt, ...);
    instead of per matrix), at most 32.  Sorted rows give slices of one to thousands of entries per row: one T for all
    of them either pads the short slices up to T (and reads a 32-byte sector for each 8-byte value) or leaves a long
    slice's rows to few threads.  A slice's width rounded up to its T gives the same T again, so the T is read back
-   from the slice offsets and nothing is stored for it.  Needs slices of a multiple of 32 rows (each warp in one
-   slice: the kernel deals warps, not rows). */
+   from the slice offsets and nothing is stored for it.  The GPU deals warps, not rows, each warp inside one slice
+   (one launch for all slices; with C*T not a multiple of 32, the last warp of a slice leaves lanes idle). */
 #define ELLR_THREADS_PER_SLICE (-1)
 #define ELLR_SLICE_T_ENTRIES   16
+/* threads_per_row 0 (automatic) takes each slice's own T where, of several slices, one has a T of at least
+   ELLR_SLICE_T_AUTO_SPREAD times the T of the mean row (ellr_default_threads_per_row): one T from the mean would
+   leave that slice's rows to a quarter or less of the threads their length asks for.  Measured on the H100 (tests/spmv, doc/performance.md),
+   per-slice T against the mean's one T: rows in their own order in slices of 32, 1.21-1.47x on the power laws,
+   1.43x web-NotreDame, 1.64x EPA, 1.71x memplus, 1.83x mcfe (all of them with a slice at 4-32x the mean's T);
+   sorted rows (pellr) 1.03-1.05x on the power laws, 1.69-1.77x on EPA, memplus and mcfe, 0.79x on web-NotreDame
+   (pellr's automatic family takes IPCSR there); on the matrices whose slices stay within 2x of the mean's T it
+   was 0.80-1.09x, hence one T there. */
+#define ELLR_SLICE_T_AUTO_SPREAD 4
 #ifdef __CUDACC__
   #define ELLR_HD __host__ __device__
 #else

@@ -51,6 +51,7 @@ struct ellr_cuda_matrix {
   int             bs;
   ellr_cuda_kopts req; /* requested kernel options */
   int             kernel, uselen, loads, J; /* resolved: kernel 1 rows / 2 chunks */
+  int             mixed_T;                  /* slices of different T (per-slice T): the per-warp items of the chunks kernel */
   /* device storage */
   ellr_dplan dp;   /* plan arrays on the device: row lengths, permutation, slice offsets */
   ellr_dcols cols; /* column indices, 16-bit per slice where they fit */
@@ -103,13 +104,23 @@ static ellr_status upload(void *dst, const void *src, size_t bytes, cudaStream_t
 static inline int64_t slice_blocks(const ellr_plan *pl, int32_t s) { return (pl->slice_start[s + 1] - pl->slice_start[s]) / ((int64_t)pl->C * ellr_plan_slice_T(pl, s)); }
 /* Warps of one work item of slice s: C*T words a column block, 32 a warp (per slice: rounded up, lanes idle). */
 static inline int64_t slice_warps(const ellr_plan *pl, int32_t s) { return ((int64_t)pl->C * ellr_plan_slice_T(pl, s) + 31) / 32; }
+/* Slices of different T: the per-slice kernel (an item per warp).  Per-slice T that came out the same in every
+   slice is the layout of that one T, for the kernels of one T (the rows kernel too). */
+static int mixed_T(const ellr_plan *pl)
+{
+  if (!pl->per_slice_T) return 0;
+  for (int32_t s = 0; s < pl->nslices; s++)
+    if (ellr_plan_slice_T(pl, s) != pl->T) return 1;
+  return 0;
+}
 
 int64_t ellr_cuda_count_items(const ellr_plan *pl, int J, int64_t *nsplit)
 {
-  int64_t items = 0, split = 0;
+  const int wide  = mixed_T(pl);
+  int64_t   items = 0, split = 0;
   for (int32_t s = 0; s < pl->nslices; s++) {
     const int64_t Js = slice_blocks(pl, s), n = J > 0 && Js > J ? (Js + J - 1) / J : 1;
-    items += pl->per_slice_T ? n * slice_warps(pl, s) : n; /* per slice: an item per warp */
+    items += wide ? n * slice_warps(pl, s) : n; /* slices of different T: an item per warp */
     split += n > 1;
   }
   if (nsplit) *nsplit = split;
@@ -121,14 +132,15 @@ static void resolve_kopts(ellr_cuda_matrix *d)
 {
   const ellr_plan *pl       = &d->plan;
   const int64_t    CT       = (int64_t)pl->C * pl->T;
-  const int        chunk_ok = CT % 32 == 0 || pl->per_slice_T;
+  const int        mixed    = mixed_T(pl);
+  const int        chunk_ok = CT % 32 == 0 || mixed;
   if (d->req.chunk > 0) d->J = d->req.chunk;
   else if (d->req.chunk < 0) d->J = INT_MAX;
   else {
     /* measured (H200): power-law 2M equal within 2% for 64..256 column blocks per item, 2x slower
        at 1024; memplus wants small items (one launch too few to hide a 287-block slice) */
     double blocks = 0.0;
-    if (!pl->per_slice_T) blocks = (double)pl->stats.nstored / (double)CT;
+    if (!mixed) blocks = (double)pl->stats.nstored / (double)CT;
     else
       for (int32_t s = 0; s < pl->nslices; s++) blocks += (double)slice_blocks(pl, s);
     const double avg = pl->nslices ? blocks / pl->nslices : 0.0;
@@ -136,7 +148,8 @@ static void resolve_kopts(ellr_cuda_matrix *d)
   }
   int64_t nsplit = 0;
   if (chunk_ok) ellr_cuda_count_items(pl, d->J, &nsplit);
-  if (pl->per_slice_T) d->kernel = 2; /* one launch for slices of different T: warps are dealt, not rows */
+  d->mixed_T = mixed;
+  if (mixed) d->kernel = 2; /* one launch for slices of different T: warps are dealt, not rows */
   else if (d->req.kernel == 1) d->kernel = 1;
   else if (d->req.kernel == 2) d->kernel = chunk_ok ? 2 : 1;
   else d->kernel = (chunk_ok && nsplit > 0) ? 2 : 1; /* chunks only where a slice is long enough to cut */
@@ -157,7 +170,7 @@ static ellr_status build_items(ellr_cuda_matrix *d, cudaStream_t s)
   if (nitems > INT_MAX / 64) return ellr_error(ELLR_ERR_SIZE, "%lld work items are too many", (long long)nitems);
   /* an item is an int2 {slice, first column block}; per slice an int4 per warp, {.., warp of the slice, T}: the
      device array holds int2 pairs, two per int4 */
-  const int    wide  = pl->per_slice_T;
+  const int    wide  = d->mixed_T;
   const size_t isz   = wide ? sizeof(int4) : sizeof(int2);
   void        *items = malloc((size_t)nitems * isz);
   int32_t     *split = (int32_t *)malloc((size_t)(nsplit ? nsplit : 1) * sizeof(int32_t));
@@ -314,7 +327,7 @@ static ellr_status mult_slices(ellr_cuda_matrix *d, const double *x, const doubl
   a.nrows       = n;
   a.C           = pl->C;
   a.CT          = (int64_t)pl->C * pl->T;
-  a.G           = pl->per_slice_T ? 1 : (int32_t)(a.CT / 32); /* per slice: an item per warp */
+  a.G           = d->mixed_T ? 1 : (int32_t)(a.CT / 32); /* slices of different T: an item per warp */
   a.J           = d->J;
   a.nitems      = d->nitems;
   a.slice_start = d->dp.slice_start;
@@ -342,7 +355,7 @@ static ellr_status mult_slices(ellr_cuda_matrix *d, const double *x, const doubl
   if (blocks <= 0) return ELLR_OK;
   if (blocks > INT_MAX) return ellr_error(ELLR_ERR_SIZE, "ellr_cuda_mult: %lld blocks are too many", (long long)blocks);
   const bool len = transpose ? true : d->uselen != 0;
-  switch (pl->per_slice_T ? 0 : pl->T) {
+  switch (d->mixed_T ? 0 : pl->T) {
   case 0:
     launch_T<0>(chunks, z != NULL, transpose != 0, len, d->loads, (unsigned)blocks, (unsigned)d->bs, s, a, probe);
     break;
@@ -476,18 +489,18 @@ static ellr_status time_best2(ellr_cuda_matrix *d, const tune_ctx *c, float *ms)
 static ellr_status tune_exhaustive(ellr_cuda_matrix *d, const tune_ctx *c)
 {
   const ellr_params *p   = &d->params;
-  const int          T0  = ellr_plan_threads_param(&d->plan);
+  const int          T0  = p->threads_per_row ? p->threads_per_row : ellr_default_threads_per_row(d->plan.stats.meanrowlen);
   const int          bs0 = p->block_size ? p->block_size : 256;
   int                Ts[5], nT = 0;
-  if (p->threads_per_row || T0 < 0) Ts[nT++] = T0; /* asked for, or per slice from the pattern cache */
-  else {
+  if (p->threads_per_row) Ts[nT++] = T0;
+  else { /* around the mean row's T, and per slice */
     if (T0 > 1) Ts[nT++] = T0 / 2;
     Ts[nT++] = T0;
     if (T0 * 2 <= ELLR_MAX_THREADS_PER_ROW) Ts[nT++] = T0 * 2;
     if (T0 * 4 <= ELLR_MAX_THREADS_PER_ROW) Ts[nT++] = T0 * 4;
     Ts[nT++] = ELLR_THREADS_PER_SLICE;
   }
-  int   bestT = T0;
+  int   bestT = ellr_plan_threads_param(&d->plan);
   float best  = 1e30f, ms;
   d->bs       = bs0;
   TRY(time_product(d, c, &ms)); /* warm-up: module load, first touch */

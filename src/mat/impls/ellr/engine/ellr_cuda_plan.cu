@@ -102,6 +102,14 @@ __global__ void ellr_kernel_slice_sizes(int32_t nslices, int32_t C, int32_t T, c
   }
 }
 
+/* The largest of the slices' own T (ellr_slice_threads of their widths). */
+__global__ void ellr_kernel_slice_T_max(int32_t nslices, const int32_t *__restrict__ width, ellr_plan_counters *c)
+{
+  const int64_t s  = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
+  const int     hi = ellr_warp_max(s < nslices ? ellr_slice_threads(width[s]) : 1);
+  if ((threadIdx.x & 31) == 0) atomicMax(&c->tmax, hi);
+}
+
 /* seed 001's N_iter: groups of 32/T consecutive rows share a warp and take ceil(longest / T) steps, for the stored
    order (rowlen; with per_slice, each slice's own T and groups inside each slice, read back from slice_start) and,
    with rowptr, for the original order at Tu.  A thread per row; the first row of a group adds the group's steps. */
@@ -310,7 +318,6 @@ ellr_status ellr_cuda_plan_geometry(const int32_t *d_rowptr, int T, const ellr_p
   const int64_t nstoredrows = (int64_t)ns * pl->C;
   const int32_t Tmean = ellr_default_threads_per_row(pl->stats.meanrowlen);
   pl->per_slice_T     = T == ELLR_THREADS_PER_SLICE;
-  pl->T               = T > 0 ? T : (pl->per_slice_T ? 1 : Tmean); /* per slice: the largest slice's, below */
   if (!dp->slice_start) TRY(dalloc(&dp->slice_start, (size_t)ns + 1, "the slice offsets"));
   if (!pl->slice_start) {
     pl->slice_start = (int64_t *)malloc(((size_t)ns + 1) * sizeof(int64_t));
@@ -329,6 +336,16 @@ ellr_status ellr_cuda_plan_geometry(const int32_t *d_rowptr, int T, const ellr_p
   CUE(cudaMemsetAsync(dp->slice_start, 0, sizeof(int64_t), s));
   if (!st && n > 0) {
     ellr_kernel_slice_width<<<grid_of(nstoredrows, 256), 256, 0, s>>>(nstoredrows, pl->C, dp->rowlen, width);
+    if (!T && ns > 1) { /* automatic: per slice where a slice's T is far above the mean row's (ellr.h), as the host plan */
+      ellr_kernel_slice_T_max<<<grid_of(ns, 256), 256, 0, s>>>(ns, width, c);
+      CUE(cudaGetLastError());
+      CUE(cudaMemcpyAsync(&hc, c, sizeof(hc), cudaMemcpyDeviceToHost, s));
+      CUE(cudaStreamSynchronize(s));
+      if (!st) pl->per_slice_T = hc.tmax >= ELLR_SLICE_T_AUTO_SPREAD * Tmean;
+    }
+  }
+  pl->T = T > 0 ? T : (pl->per_slice_T ? 1 : Tmean); /* per slice: the largest slice's, below */
+  if (!st && n > 0) {
     ellr_kernel_slice_sizes<<<grid_of(ns, 256), 256, 0, s>>>(ns, pl->C, pl->per_slice_T ? 0 : pl->T, width, dp->slice_start + 1, &c->tmax);
     CUE(cudaGetLastError());
     if (!st) st = ellr_cuda_inclusive_sum(dp->slice_start + 1, ns, s);

@@ -183,6 +183,17 @@ static ellr_status ellr_plan_geometry(ellr_plan *pl, const ellr_params *p, const
 
   const int32_t Tmean = ellr_default_threads_per_row(n ? (double)nnz / n : 0.0);
   pl->per_slice_T = p->threads_per_row == ELLR_THREADS_PER_SLICE;
+  if (!p->threads_per_row && pl->nslices > 1) { /* automatic: per slice where a slice's T is far above the mean row's (ellr.h) */
+    int32_t tmax = 1;
+    for (int32_t s = 0; s < pl->nslices; s++) {
+      int32_t width = 0;
+      for (int32_t i = s * pl->C; i < (s + 1) * pl->C && i < n; i++)
+        if (pl->rowlen[i] > width) width = pl->rowlen[i];
+      const int32_t T = ellr_slice_threads(width);
+      if (T > tmax) tmax = T;
+    }
+    pl->per_slice_T = tmax >= ELLR_SLICE_T_AUTO_SPREAD * Tmean;
+  }
   pl->T           = p->threads_per_row > 0 ? p->threads_per_row : (pl->per_slice_T ? 1 : Tmean);
   pl->slice_start = (int64_t *)malloc(((size_t)pl->nslices + 1) * sizeof(int64_t));
   if (!pl->slice_start) return ellr_error(ELLR_ERR_MEM, "cannot allocate the offsets of %d slices", pl->nslices);

@@ -355,7 +355,7 @@ PetscErrorCode MatSeqAIJELLRView_Info(Mat A, PetscViewer viewer)
         PetscCall(PetscSNPrintf(counts + len, sizeof(counts) - len, "%s%" PetscInt_FMT " x T=%d", len ? ", " : "", nT[k], 1 << k));
         PetscCall(PetscStrlen(counts, &len));
       }
-      PetscCall(PetscViewerASCIIPrintf(viewer, "threads per row per slice (-mat_ellr_threads_per_row -1: the smallest power of two with %d T >= the slice's longest row): %s slices; slice height %d (%d slice%s), rows %s\n", ELLR_SLICE_T_ENTRIES, counts, (int)pl->C, (int)pl->nslices, pl->nslices == 1 ? "" : "s", order));
+      PetscCall(PetscViewerASCIIPrintf(viewer, "threads per row per slice (%s: the smallest power of two with %d T >= the slice's longest row): %s slices; slice height %d (%d slice%s), rows %s\n", e->settings.eng.threads_per_row ? "-mat_ellr_threads_per_row -1" : "automatic, a slice's T 4x the mean row's or more", ELLR_SLICE_T_ENTRIES, counts, (int)pl->C, (int)pl->nslices, pl->nslices == 1 ? "" : "s", order));
     } else PetscCall(PetscViewerASCIIPrintf(viewer, "threads per row %d%s, slice height %d (%d slice%s), rows %s\n", (int)pl->T, e->settings.eng.threads_per_row ? "" : " (automatic)", (int)pl->C, (int)pl->nslices, pl->nslices == 1 ? "" : "s", order));
   }
   if (pl->nrows_out > pl->nrows) PetscCall(PetscViewerASCIIPrintf(viewer, "rows stored: the %d non-empty of %d (neither set-up nor product touches the empty ones)\n", (int)pl->nrows, (int)pl->nrows_out));
