@@ -490,6 +490,13 @@ MISSING=$MAT_MISSING
     t_grep "solve_check_bcsstk27_np2_$t" "^KSP iterations: [0-9]+ \(CONVERGED_ && ^Check against MATAIJ: passed" \
       -- $MPIEXEC -n 2 "$EX2" -f "$(mtx bcsstk27)" -mat_type $t $ENGINE -check_solution_aij -ksp_type cg -pc_type jacobi -ksp_rtol 1e-8 -ksp_max_it 2000
   done
+  # the automatic T per slice: memplus in its own order has slices of T up to 32 against the mean row's 1
+  if want matrix_memplus_ellrt_slice_threads; then
+    if [ -n "$MAT_MISSING" ]; then t_fn matrix_memplus_ellrt_slice_threads say_fail "not run: $MAT_MISSING"
+    elif ! f=$(mtx memplus); then t_fn matrix_memplus_ellrt_slice_threads say_fail "conversion of $MATRICES/memplus.mtx.gz failed (tutorials/mtx2petsc.py)"
+    else t_grep matrix_memplus_ellrt_slice_threads "threads per row per slice \(automatic, a slice's T 4x the mean row's or more: the smallest power of two with 16 T >= the slice's longest row\): 529 x T=1, 3 x T=4, 2 x T=8, 13 x T=16, 8 x T=32 slices; slice height 32 \(555 slices\), rows in their own order && Products vs MATAIJ: agree" \
+      -- "$EX2" -f "$f" -mat_type ellrt -mat_view ::ascii_info -compare_aij -solve false $ENGINE; fi
+  fi
   Q=1 solve_same solve_bcsstk14_cg_icc 1 bcsstk14 "" -- -ksp_type cg -pc_type icc -ksp_rtol 1e-8
   solve_same solve_bcsstk27_cg_jacobi_np2 2 bcsstk27 "" -- -ksp_type cg -pc_type jacobi -ksp_rtol 1e-8 -ksp_max_it 2000
   solve_same solve_nos3_cg_bjacobi_np2 2 nos3 "" -- -ksp_type cg -pc_type bjacobi -sub_pc_type icc -ksp_rtol 1e-8
