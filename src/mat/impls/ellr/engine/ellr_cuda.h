@@ -46,7 +46,8 @@ enum { ELLR_TUNED_BY_MODEL = 0, ELLR_TUNED_BY_EXHAUSTIVE, ELLR_TUNED_BY_NONE, EL
 
 /* What the device copy chose and cost.  Times in ms: host wall clock, or CUDA events (GPU time) where said. */
 typedef struct {
-  int          threads_per_row; /* T in use (tuned when params asked for 0 and ellr_cuda_tune ran) */
+  int          threads_per_row; /* T in use (tuned when params asked for 0 and ellr_cuda_tune ran); with each slice's
+                                   own T (plan->per_slice_T) the largest slice's */
   int          block_size;      /* threads per block in use (likewise) */
   size_t       device_bytes;    /* GPU memory held by the matrix, scratch_bytes included */
   size_t       scratch_bytes;   /* of which: CSR kept for tuning, refresh buffers, staging vectors */
