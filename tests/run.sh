@@ -333,7 +333,7 @@ t_grep ex1_view_options "threads per row 4, slice height 64 \(64 slices?\), rows
 t_grep ex1_view_long_rows "long rows: 2744 of at least 7 entries \(19208 entries\) left the slices \(-mat_ellr_long_rows 7\): chunks of 256 entries shared by many warps, joined in a fixed order \(-mat_ellr_long_join segmented\) && fill ratio" \
   -- "$EX1" -n 16 -mat_type ellrt -mat_ellr_long_rows 7 -mat_view ::ascii_info $ENGINE -ksp_type cg -pc_type jacobi
 # threads per row per slice: the 7-point stencil's rows (4-7 entries) give T = 1 in every slice
-t_grep ex1_view_slice_threads "threads per row per slice \(-mat_ellr_threads_per_row -1: the smallest power of two with 16 T >= the slice's longest row\): 128 x T=1 slices; slice height 32 \(128 slices\)" \
+t_grep ex1_view_slice_threads "threads per row per slice \(-mat_ellr_threads_per_row -1; the smallest power of two with 16 T >= the slice's longest row\): 128 x T=1 slices; slice height 32 \(128 slices\)" \
   -- "$EX1" -n 16 -mat_type ellrt -mat_ellr_threads_per_row -1 -mat_view ::ascii_info $ENGINE -ksp_type cg -pc_type jacobi
 # without a GPU the automatic backend is AIJ's own products: -mat_view says so, nothing is built, ELLRMult never runs
 [ "$BACKEND" = cpu ] && Q=1 t_grep ex1_view_default_aij "petsc-ellr format ellrt .*backend aij: AIJ's own CPU products && KSP iterations: [0-9]+ \(CONVERGED_RTOL\)" \
@@ -494,7 +494,7 @@ MISSING=$MAT_MISSING
   if want matrix_memplus_ellrt_slice_threads; then
     if [ -n "$MAT_MISSING" ]; then t_fn matrix_memplus_ellrt_slice_threads say_fail "not run: $MAT_MISSING"
     elif ! f=$(mtx memplus); then t_fn matrix_memplus_ellrt_slice_threads say_fail "conversion of $MATRICES/memplus.mtx.gz failed (tutorials/mtx2petsc.py)"
-    else t_grep matrix_memplus_ellrt_slice_threads "threads per row per slice \(automatic, a slice's T 4x the mean row's or more: the smallest power of two with 16 T >= the slice's longest row\): 529 x T=1, 3 x T=4, 2 x T=8, 13 x T=16, 8 x T=32 slices; slice height 32 \(555 slices\), rows in their own order && Products vs MATAIJ: agree" \
+    else t_grep matrix_memplus_ellrt_slice_threads "threads per row per slice \(automatic: a slice's T 4x the mean row's or more, or tuned; the smallest power of two with 16 T >= the slice's longest row\): 529 x T=1, 3 x T=4, 2 x T=8, 13 x T=16, 8 x T=32 slices; slice height 32 \(555 slices\), rows in their own order && Products vs MATAIJ: agree" \
       -- "$EX2" -f "$f" -mat_type ellrt -mat_view ::ascii_info -compare_aij -solve false $ENGINE; fi
   fi
   Q=1 solve_same solve_bcsstk14_cg_icc 1 bcsstk14 "" -- -ksp_type cg -pc_type icc -ksp_rtol 1e-8

@@ -108,8 +108,8 @@ static int64_t brute_niter_per_slice(const int32_t *slen, int32_t n, int32_t C, 
   return it;
 }
 
-static int g_sliceT_changes;
-static int g_auto_per_slice; /* automatic T that came out per slice */ /* adjacent slices of different T seen with per-slice T (the test asks for some) */
+static int g_sliceT_changes; /* adjacent slices of different T seen with per-slice T (the test asks for some) */
+static int g_auto_per_slice; /* automatic T that came out per slice */
 
 static void check_plan(const char *name, const tcsr *a, const ellr_params *p, const ellr_matrix *m)
 {

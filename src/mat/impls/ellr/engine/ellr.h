@@ -65,14 +65,15 @@ ellr_status ellr_error(ellr_status st, const char *fmt, ...);
    instead of per matrix), at most 32.  Sorted rows give slices of one to thousands of entries per row: one T for all
    of them either pads the short slices up to T (and reads a 32-byte sector for each 8-byte value) or leaves a long
    slice's rows to few threads.  A slice's width rounded up to its T gives the same T again, so the T is read back
-   from the slice offsets and nothing is stored for it.  The GPU deals warps, not rows, each warp inside one slice
-   (one launch for all slices; with C*T not a multiple of 32, the last warp of a slice leaves lanes idle). */
+   from the slice offsets and the layout stores nothing for it (the GPU product's per-warp work items carry it).
+   The GPU deals warps, not rows, each warp inside one slice (one launch for all slices; with C*T not a multiple of
+   32, the last warp of a slice leaves lanes idle). */
 #define ELLR_THREADS_PER_SLICE (-1)
 #define ELLR_SLICE_T_ENTRIES   16
 /* threads_per_row 0 (automatic) takes each slice's own T where, of several slices, one has a T of at least
    ELLR_SLICE_T_AUTO_SPREAD times the T of the mean row (ellr_default_threads_per_row): one T from the mean would
-   leave that slice's rows to a quarter or less of the threads their length asks for.  Measured on the H100 (tests/spmv, doc/performance.md),
-   per-slice T against the mean's one T: rows in their own order in slices of 32, 1.21-1.47x on the power laws,
+   leave that slice's rows to a quarter or less of the threads their length asks for.  Measured on the H100
+   (tests/spmv, doc/performance.md), per-slice T against the mean's one T: rows in their own order in slices of 32, 1.21-1.47x on the power laws,
    1.43x web-NotreDame, 1.64x EPA, 1.71x memplus, 1.83x mcfe (all of them with a slice at 4-32x the mean's T);
    sorted rows (pellr) 1.03-1.05x on the power laws, 1.69-1.77x on EPA, memplus and mcfe, 0.79x on web-NotreDame
    (pellr's automatic family takes IPCSR there); on the matrices whose slices stay within 2x of the mean's T it
@@ -92,8 +93,8 @@ static inline ELLR_HD int32_t ellr_slice_threads(int64_t width)
 #define ELLR_FILL_FLOOR_BYTES    (1 << 20) /* max_fill never refuses storage smaller than this */
 
 typedef struct {
-  int    threads_per_row; /* T in {1,2,4,8,16,32}; 0 = automatic (tuned on the GPU, from nnz/row elsewhere);
-                             ELLR_THREADS_PER_SLICE = each slice's own (above) */
+  int    threads_per_row; /* T in {1,2,4,8,16,32}; ELLR_THREADS_PER_SLICE = each slice's own (above); 0 = automatic:
+                             the plan's rule (each slice's own, or one from nnz/row), tuned on the GPU */
   int    block_size;      /* GPU threads per block, a multiple of 32 up to 1024; 0 = tuned */
   int    slice_height;    /* C >= 1; 0 (or more than the rows) = all rows in one slice (plain ELLPACK-R) */
   int    sort_rows;       /* 0 = keep row order; 1 = sort rows by decreasing length */
@@ -274,8 +275,8 @@ static inline int32_t ellr_matrix_col(const ellr_matrix *m, int32_t i, int64_t p
 
 /* Validates parameters; on error ellr_last_error() says which and why. */
 ellr_status ellr_params_check(const ellr_params *p);
-/* The threads per row chosen from the mean row length when none is asked for (seed 003):
-   each thread does at least ~16 products, never more than a warp per row. */
+/* The threads per row of the mean row length (seed 003): each thread does at least ~16 products, never more than
+   a warp per row.  With threads_per_row 0 this is the plan's T unless each slice takes its own (above). */
 int ellr_default_threads_per_row(double meanrowlen);
 
 /* Plans the layout of the pattern of a.  Allocates only O(nrows) memory; returns

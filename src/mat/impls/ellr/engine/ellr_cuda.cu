@@ -104,6 +104,8 @@ static ellr_status upload(void *dst, const void *src, size_t bytes, cudaStream_t
 static inline int64_t slice_blocks(const ellr_plan *pl, int32_t s) { return (pl->slice_start[s + 1] - pl->slice_start[s]) / ((int64_t)pl->C * ellr_plan_slice_T(pl, s)); }
 /* Warps of one work item of slice s: C*T words a column block, 32 a warp (per slice: rounded up, lanes idle). */
 static inline int64_t slice_warps(const ellr_plan *pl, int32_t s) { return ((int64_t)pl->C * ellr_plan_slice_T(pl, s) + 31) / 32; }
+/* Threads per stored row of the fill (ellr_kernel_fill): the plan's T, or with each slice's own T the mean row's. */
+static inline int32_t fill_lanes(const ellr_plan *pl) { return pl->per_slice_T ? ellr_default_threads_per_row(pl->stats.meanrowlen) : pl->T; }
 /* Slices of different T: the per-slice kernel (an item per warp).  Per-slice T that came out the same in every
    slice is the layout of that one T, for the kernels of one T (the rows kernel too). */
 static int mixed_T(const ellr_plan *pl)
@@ -165,6 +167,8 @@ static ellr_status build_items(ellr_cuda_matrix *d, cudaStream_t s)
   d->nsplit = 0;
   if (d->kernel != 2) return ELLR_OK;
   const ellr_plan *pl = &d->plan;
+  /* a lane's position in a column block, C*T words, is an int in the chunks kernel */
+  if ((int64_t)pl->C * pl->T > INT_MAX) return ellr_error(ELLR_ERR_SIZE, "slices of %d rows at %d threads per row are too tall for the chunks kernel: use a slice height of at most %d", pl->C, pl->T, INT_MAX / pl->T);
   int64_t          nsplit;
   const int64_t    nitems = ellr_cuda_count_items(pl, d->J, &nsplit);
   if (nitems > INT_MAX / 64) return ellr_error(ELLR_ERR_SIZE, "%lld work items are too many", (long long)nitems);
@@ -229,10 +233,11 @@ static ellr_status build_layout(ellr_cuda_matrix *d, cudaStream_t s)
     TRY(ellr_mem_check((size_t)d->cols.nwords * 2, "the column indices"));
     TRY(dalloc(&d->cols.words, (size_t)d->cols.nwords, "the column indices"));
   }
-  const int64_t threads = (int64_t)nstoredrows * pl->T;
+  const int32_t Tl      = fill_lanes(pl);
+  const int64_t threads = (int64_t)nstoredrows * Tl;
   if (threads > 0 && nstored > 0) {
     const int64_t blocks = (threads + 255) / 256;
-    ellr_kernel_fill<<<(unsigned)blocks, 256, 0, s>>>((int64_t)nstoredrows, pl->nrows, pl->C, pl->T, pl->per_slice_T, d->dp.slice_start, d->dp.rowlen, d->dp.perm, d->d_csr_rowptr, d->d_csr_col, d->d_csr_val, d->cols.words, d->cols.base, d->cols.start, d->d_val, 0);
+    ellr_kernel_fill<<<(unsigned)blocks, 256, 0, s>>>((int64_t)nstoredrows, pl->nrows, pl->C, Tl, pl->per_slice_T, d->dp.slice_start, d->dp.rowlen, d->dp.perm, d->d_csr_rowptr, d->d_csr_col, d->d_csr_val, d->cols.words, d->cols.base, d->cols.start, d->d_val, 0);
     CU(cudaGetLastError());
   }
   TRY(ellr_cuda_long_fill(&d->dp.lr, d->d_csr_rowptr, d->d_csr_col, d->d_csr_val, s));
@@ -577,7 +582,8 @@ static int large_enough_to_time(const ellr_cuda_matrix *d)
   return (double)d->plan.stats.bytes > 2.0 * (double)device_attr(cudaDevAttrL2CacheSize, 50 << 20);
 }
 
-/* ELLR_TUNE_MODEL: T and block size are the model's (the plan's T from the mean row length, seed 003; 256
+/* ELLR_TUNE_MODEL: T and block size are the model's (the plan's T: from the mean row length, seed 003, or each
+   slice's own where a slice needs far more (ellr.h); 256
    threads per block); the options that need no new layout -- stopping at the row length or the slice width,
    the load path -- are the model's too unless the block is large, then each candidate is timed once (at
    most 3 products, every kernel loaded before the first is timed). */
@@ -695,7 +701,12 @@ static int model_family(const ellr_cuda_matrix *d, int sliced_ok)
   const ellr_stats *st       = &d->plan.stats;
   const double      resident = (double)device_attr(cudaDevAttrMultiProcessorCount, 100) * device_attr(cudaDevAttrMaxThreadsPerMultiProcessor, 2048);
   if (st->maxrowlen > 64 && st->maxrowlen > 8.0 * st->meanrowlen) return ELLR_FAMILY_IPCSR;
-  if (sliced_ok && st->fill <= 1.15 && 4.0 * (double)d->plan.nrows * d->plan.T >= resident) return ELLR_FAMILY_SLICED;
+  double            threads  = (double)d->plan.nrows * d->plan.T; /* rows x T: with each slice's own T, their sum */
+  if (d->plan.per_slice_T) {
+    threads = 0.0;
+    for (int32_t s = 0; s < d->plan.nslices; s++) threads += (double)d->plan.C * ellr_plan_slice_T(&d->plan, s);
+  }
+  if (sliced_ok && st->fill <= 1.15 && 4.0 * threads >= resident) return ELLR_FAMILY_SLICED;
   return ELLR_FAMILY_CSR_VECTOR;
 }
 
@@ -1112,8 +1123,8 @@ ellr_status ellr_cuda_update_values(ellr_cuda_matrix *d, const ellr_csr *a, void
   d->info.refreshes++;
   if (d->family != ELLR_FAMILY_SLICED) return ELLR_OK; /* the CSR families multiply with the values just copied */
   CU(cudaEventRecord(d->refresh_start, s));
-  const int64_t threads = (int64_t)pl->nslices * pl->C * pl->T;
-  if (threads > 0) ellr_kernel_fill<<<(unsigned)((threads + 255) / 256), 256, 0, s>>>((int64_t)pl->nslices * pl->C, pl->nrows, pl->C, pl->T, pl->per_slice_T, d->dp.slice_start, d->dp.rowlen, d->dp.perm, d->d_csr_rowptr, NULL, d->d_csr_val, NULL, NULL, NULL, d->d_val, 1);
+  const int64_t threads = (int64_t)pl->nslices * pl->C * fill_lanes(pl);
+  if (threads > 0) ellr_kernel_fill<<<(unsigned)((threads + 255) / 256), 256, 0, s>>>((int64_t)pl->nslices * pl->C, pl->nrows, pl->C, fill_lanes(pl), pl->per_slice_T, d->dp.slice_start, d->dp.rowlen, d->dp.perm, d->d_csr_rowptr, NULL, d->d_csr_val, NULL, NULL, NULL, d->d_val, 1);
   CU(cudaGetLastError());
   TRY(ellr_cuda_long_fill(&d->dp.lr, d->d_csr_rowptr, NULL, d->d_csr_val, s));
   CU(cudaEventRecord(d->refresh_done, s));

@@ -79,7 +79,8 @@ typedef struct {
 } ellr_cuda_info;
 
 /* Builds the device storage of a with parameters p on stream.  threads_per_row 0: the model's T
-   (ellr_default_threads_per_row, or what the pattern cache holds for this pattern); block_size 0: 256
+   (ellr_default_threads_per_row, or each slice's own by ellr.h's rule, or what the pattern cache holds for this
+   pattern); block_size 0: 256
    -- until ellr_cuda_tune.  Fails with ELLR_ERR_FILL before the padded storage is allocated when
    max_fill is exceeded, and with ELLR_ERR_CUDA naming the bytes asked for when the GPU lacks memory.
    Nothing is leaked on failure.  Returns with stream synchronized: a's values may be changed right

@@ -1,7 +1,7 @@
 /*
   ellr_cuda_cols.cu - which slices store 16-bit column offsets (ellr_cuda_cols.cuh), decided on the GPU.
 
-  One pass over the CSR column indices in the fill's own mapping (T lanes per stored row, the slice's own T): each lane's smallest
+  One pass over the CSR column indices in the fill's own mapping (T lanes per stored row): each lane's smallest
   and largest column, reduced over the warp when its rows share a slice, then by atomics per slice; a slice is
   packed when its span fits ELLR_COL16_SPAN.  Slice sizes in words, a scan, and the total comes back.
 */
@@ -11,18 +11,17 @@
 #include "ellr_cuda_scan.cuh"
 #include <climits>
 
-/* T lanes per stored row; per_slice: slice s's rows use the first ellr_slice_threads(its width) of them. */
-__global__ void ellr_kernel_col_span(int64_t nstoredrows, int32_t nrows, int32_t C, int32_t T, int per_slice, const int64_t *__restrict__ slice_start, const int32_t *__restrict__ rowlen, const int32_t *__restrict__ perm, const int32_t *__restrict__ rowptr, const int32_t *__restrict__ col, int32_t *lo, int32_t *hi)
+/* T lanes per stored row (any T: a row's smallest and largest column do not depend on the layout). */
+__global__ void ellr_kernel_col_span(int64_t nstoredrows, int32_t nrows, int32_t C, int32_t T, const int32_t *__restrict__ rowlen, const int32_t *__restrict__ perm, const int32_t *__restrict__ rowptr, const int32_t *__restrict__ col, int32_t *lo, int32_t *hi)
 {
   const int64_t g = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
   const int64_t i = g / T;
   const int     t = (int)(g - i * T);
   int32_t       a = INT_MAX, b = -1;
-  const int     Ts = per_slice && i < nrows ? ellr_slice_threads((slice_start[i / C + 1] - slice_start[i / C]) / C) : T;
-  if (i < nrows && t < Ts) {
+  if (i < nrows) {
     const int32_t  len = rowlen[i];
     const int32_t *cj  = col + rowptr[perm ? perm[i] : i];
-    for (int32_t k = t; k < len; k += Ts) {
+    for (int32_t k = t; k < len; k += T) {
       const int32_t c = cj[k];
       a               = min(a, c);
       b               = max(b, c);
@@ -74,7 +73,8 @@ ellr_status ellr_cuda_cols_plan(const ellr_plan *pl, const ellr_dplan *dp, const
   int32_t *lo = NULL, *hi = NULL;
   int     *cnt = NULL;
   int      packed = 0;
-  const int64_t nstoredrows = (int64_t)ns * pl->C, threads = nstoredrows * pl->T;
+  const int32_t T           = pl->per_slice_T ? ellr_default_threads_per_row(pl->stats.meanrowlen) : pl->T; /* the fill's lanes */
+  const int64_t nstoredrows = (int64_t)ns * pl->C, threads = nstoredrows * T;
   ellr_status   err = ELLR_OK;
   cudaError_t   e   = cudaSuccess;
 #define CUE(call) \
@@ -89,7 +89,7 @@ ellr_status ellr_cuda_cols_plan(const ellr_plan *pl, const ellr_dplan *dp, const
   CUE(cudaMemsetAsync(cnt, 0, sizeof(int), s));
   CUE(cudaMemsetAsync(c->start, 0, sizeof(int64_t), s));
   if (!err && ns > 0) {
-    if (threads > 0 && pl->stats.nnz > 0) ellr_kernel_col_span<<<(unsigned)((threads + 255) / 256), 256, 0, s>>>(nstoredrows, pl->nrows, pl->C, pl->T, pl->per_slice_T, dp->slice_start, dp->rowlen, dp->perm, d_rowptr, d_col, lo, hi);
+    if (threads > 0 && pl->stats.nnz > 0) ellr_kernel_col_span<<<(unsigned)((threads + 255) / 256), 256, 0, s>>>(nstoredrows, pl->nrows, pl->C, T, dp->rowlen, dp->perm, d_rowptr, d_col, lo, hi);
     ellr_kernel_col_slices<<<(unsigned)((ns + 255) / 256), 256, 0, s>>>(ns, index_bits, dp->slice_start, lo, hi, c->base, c->start, cnt);
     CUE(cudaGetLastError());
     if (!err) err = ellr_cuda_inclusive_sum(c->start + 1, ns, s);

@@ -12,7 +12,8 @@ extern "C" {
 #endif
 
 typedef struct {
-  int kernel; /* 0 automatic, 1 rows (T lanes per row), 2 chunks (needs C*T % 32 == 0) */
+  int kernel; /* 0 automatic, 1 rows (T lanes per row), 2 chunks (needs C*T % 32 == 0); slices of different T
+                 (per-slice T) always take the chunks kernel, whatever is asked */
   int uselen; /* -1 automatic (tuned with T), 0 stop at the slice width (padding skipped by column -1), 1 at the row length */
   int chunk;  /* chunks: column blocks per work item; 0 automatic, < 0 never split a slice */
   int loads;  /* -1 automatic (tuned with T), 0 read-only path (__ldg), 1 streaming (__ldcs) for the matrix words */

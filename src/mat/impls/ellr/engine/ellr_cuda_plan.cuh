@@ -30,7 +30,8 @@ typedef struct {
    depend on T (nnz, maxrowlen, nonempty_rows, meanrowlen).  Returns with s synchronized. */
 ellr_status ellr_cuda_plan_order(const int32_t *d_rowptr, int32_t nrows, int32_t ncols, int64_t nnz, const ellr_params *p, cudaStream_t s, ellr_plan *pl, ellr_dplan *dp);
 
-/* Slice widths and offsets for threads per row T (0: ellr_default_threads_per_row; ELLR_THREADS_PER_SLICE: each slice's own) on stream s: fills
+/* Slice widths and offsets for threads per row T (0: automatic, ellr_default_threads_per_row or each slice's own by
+   ellr.h's rule; ELLR_THREADS_PER_SLICE: each slice's own) on stream s: fills
    dp->slice_start (allocated at the first call), pl->slice_start (host copy), pl->T and the remaining
    statistics (nstored, fill, bytes, niter; niter_unsorted when d_rowptr is given).  ELLR_ERR_FILL when the
    storage would exceed p->max_fill (as the host plan).  Returns with s synchronized. */

@@ -355,14 +355,16 @@ PetscErrorCode MatSeqAIJELLRView_Info(Mat A, PetscViewer viewer)
         PetscCall(PetscSNPrintf(counts + len, sizeof(counts) - len, "%s%" PetscInt_FMT " x T=%d", len ? ", " : "", nT[k], 1 << k));
         PetscCall(PetscStrlen(counts, &len));
       }
-      PetscCall(PetscViewerASCIIPrintf(viewer, "threads per row per slice (%s: the smallest power of two with %d T >= the slice's longest row): %s slices; slice height %d (%d slice%s), rows %s\n", e->settings.eng.threads_per_row ? "-mat_ellr_threads_per_row -1" : "automatic, a slice's T 4x the mean row's or more", ELLR_SLICE_T_ENTRIES, counts, (int)pl->C, (int)pl->nslices, pl->nslices == 1 ? "" : "s", order));
+      char why[96] = "-mat_ellr_threads_per_row -1";
+      if (!e->settings.eng.threads_per_row) PetscCall(PetscSNPrintf(why, sizeof(why), "automatic: a slice's T %dx the mean row's or more, or tuned", ELLR_SLICE_T_AUTO_SPREAD));
+      PetscCall(PetscViewerASCIIPrintf(viewer, "threads per row per slice (%s; the smallest power of two with %d T >= the slice's longest row): %s slices; slice height %d (%d slice%s), rows %s\n", why, ELLR_SLICE_T_ENTRIES, counts, (int)pl->C, (int)pl->nslices, pl->nslices == 1 ? "" : "s", order));
     } else PetscCall(PetscViewerASCIIPrintf(viewer, "threads per row %d%s, slice height %d (%d slice%s), rows %s\n", (int)pl->T, e->settings.eng.threads_per_row ? "" : " (automatic)", (int)pl->C, (int)pl->nslices, pl->nslices == 1 ? "" : "s", order));
   }
   if (pl->nrows_out > pl->nrows) PetscCall(PetscViewerASCIIPrintf(viewer, "rows stored: the %d non-empty of %d (neither set-up nor product touches the empty ones)\n", (int)pl->nrows, (int)pl->nrows_out));
   PetscCall(PetscViewerASCIIPrintf(viewer, "fill ratio %.3f (%lld stored entries for %lld nonzeros), storage %.3f MB (CSR %.3f MB)\n", st->fill, (long long)(st->nstored + st->long_entries), (long long)st->nnz, ellr_stored_bytes(st) / 1e6, (12.0 * st->nnz + 4.0 * (pl->nrows + 1)) / 1e6));
   if (st->index_bytes) PetscCall(PetscViewerASCIIPrintf(viewer, "column indices: 16-bit offsets in %d of %d slices (-mat_ellr_index16 %s); %.2f bytes per nonzero (CSR %.2f)\n", (int)st->packed_slices, (int)pl->nslices, e->settings.eng.index_bits == 32 ? "false" : "true", st->nnz ? (double)ellr_stored_bytes(st) / (double)st->nnz : 0.0, st->nnz ? (12.0 * st->nnz + 4.0 * (pl->nrows + 1)) / (double)st->nnz : 0.0));
   if (pl->nlong) PetscCall(PetscViewerASCIIPrintf(viewer, "long rows: %d of at least %d entries (%lld entries) left the slices (-mat_ellr_long_rows %d%s): chunks of %d entries shared by many warps, joined %s (-mat_ellr_long_join %s)\n", (int)pl->nlong, (int)pl->long_min, (long long)st->long_entries, e->settings.eng.long_row_min, e->settings.eng.long_row_min ? "" : ": automatic, rows in their own order: max(512, 16 x the mean row length)", ELLR_LONG_CHUNK, e->settings.eng.long_join == ELLR_LONG_JOIN_ATOMIC ? "by atomic additions" : "in a fixed order", MatELLRLongJoins[e->settings.eng.long_join]));
-  PetscCall(PetscViewerASCIIPrintf(viewer, "warp iterations per product %lld (%lld in the original row order), longest row %d, mean %.2f\n", (long long)st->niter, (long long)st->niter_unsorted, (int)st->maxrowlen, st->meanrowlen));
+  PetscCall(PetscViewerASCIIPrintf(viewer, "warp iterations per product %lld (%lld in the original row order%s), longest row %d, mean %.2f\n", (long long)st->niter, (long long)st->niter_unsorted, pl->per_slice_T ? " at the mean row's T" : "", (int)st->maxrowlen, st->meanrowlen));
 #if defined(PETSCELLR_HAVE_CUDA)
   if (e->backend == MAT_ELLR_BACKEND_CUDA) {
     ellr_cuda_info info;
