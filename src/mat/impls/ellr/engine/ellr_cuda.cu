@@ -104,8 +104,6 @@ static ellr_status upload(void *dst, const void *src, size_t bytes, cudaStream_t
 static inline int64_t slice_blocks(const ellr_plan *pl, int32_t s) { return (pl->slice_start[s + 1] - pl->slice_start[s]) / ((int64_t)pl->C * ellr_plan_slice_T(pl, s)); }
 /* Warps of one work item of slice s: C*T words a column block, 32 a warp (per slice: rounded up, lanes idle). */
 static inline int64_t slice_warps(const ellr_plan *pl, int32_t s) { return ((int64_t)pl->C * ellr_plan_slice_T(pl, s) + 31) / 32; }
-/* Threads per stored row of the fill (ellr_kernel_fill): the plan's T, or with each slice's own T the mean row's. */
-static inline int32_t fill_lanes(const ellr_plan *pl) { return pl->per_slice_T ? ellr_default_threads_per_row(pl->stats.meanrowlen) : pl->T; }
 /* Slices of different T: the per-slice kernel (an item per warp).  Per-slice T that came out the same in every
    slice is the layout of that one T, for the kernels of one T (the rows kernel too). */
 static int mixed_T(const ellr_plan *pl)
@@ -216,14 +214,25 @@ static ellr_status build_items(ellr_cuda_matrix *d, cudaStream_t s)
 
 static ellr_status ensure_storage(ellr_cuda_matrix *d);
 
+/* The slices from the CSR on the device (values_only: the values, the pattern unchanged), on s, in the product's
+   mapping (ellr_kernel_fill); after build_items. */
+static ellr_status fill(ellr_cuda_matrix *d, int values_only, cudaStream_t s)
+{
+  const ellr_plan *pl      = &d->plan;
+  const int64_t    nrows   = (int64_t)pl->nslices * pl->C;
+  const int64_t    threads = d->mixed_T ? d->nitems * 32 : nrows * pl->T;
+  if (threads <= 0 || pl->stats.nstored <= 0) return ELLR_OK;
+  ellr_kernel_fill<<<(unsigned)((threads + 255) / 256), 256, 0, s>>>(nrows, pl->nrows, pl->C, pl->T, d->mixed_T ? reinterpret_cast<const int4 *>(d->d_items) : NULL, d->nitems, d->dp.slice_start, d->dp.rowlen, d->dp.perm, d->d_csr_rowptr, values_only ? NULL : d->d_csr_col, d->d_csr_val, values_only ? NULL : d->cols.words, values_only ? NULL : d->cols.base, values_only ? NULL : d->cols.start, d->d_val, values_only);
+  CU(cudaGetLastError());
+  return ELLR_OK;
+}
+
 /* Device layout of d->plan (its device arrays in d->dp) from the CSR on the device: storage, fill, work
    items, all on s.  Returns with s synchronized (nothing of an old layout still in use). */
 static ellr_status build_layout(ellr_cuda_matrix *d, cudaStream_t s)
 {
-  const ellr_plan *pl          = &d->plan;
-  const size_t     nstoredrows = (size_t)pl->nslices * pl->C;
+  const ellr_plan *pl = &d->plan;
   CU(cudaStreamSynchronize(s)); /* products of the old layout (tuning) done before its storage goes */
-  const int64_t nstored = pl->stats.nstored;
   TRY(ensure_storage(d));
   /* the column indices' width per slice, then their storage (kept when its size does not change) */
   const int64_t words = d->cols.nwords;
@@ -233,16 +242,10 @@ static ellr_status build_layout(ellr_cuda_matrix *d, cudaStream_t s)
     TRY(ellr_mem_check((size_t)d->cols.nwords * 2, "the column indices"));
     TRY(dalloc(&d->cols.words, (size_t)d->cols.nwords, "the column indices"));
   }
-  const int32_t Tl      = fill_lanes(pl);
-  const int64_t threads = (int64_t)nstoredrows * Tl;
-  if (threads > 0 && nstored > 0) {
-    const int64_t blocks = (threads + 255) / 256;
-    ellr_kernel_fill<<<(unsigned)blocks, 256, 0, s>>>((int64_t)nstoredrows, pl->nrows, pl->C, Tl, pl->per_slice_T, d->dp.slice_start, d->dp.rowlen, d->dp.perm, d->d_csr_rowptr, d->d_csr_col, d->d_csr_val, d->cols.words, d->cols.base, d->cols.start, d->d_val, 0);
-    CU(cudaGetLastError());
-  }
-  TRY(ellr_cuda_long_fill(&d->dp.lr, d->d_csr_rowptr, d->d_csr_col, d->d_csr_val, s));
   resolve_kopts(d);
-  TRY(build_items(d, s));
+  TRY(build_items(d, s)); /* before the fill: with slices of different T it takes the product's work items */
+  TRY(fill(d, 0, s));
+  TRY(ellr_cuda_long_fill(&d->dp.lr, d->d_csr_rowptr, d->d_csr_col, d->d_csr_val, s));
   CU(cudaStreamSynchronize(s));
   return ELLR_OK;
 }
@@ -1123,8 +1126,7 @@ ellr_status ellr_cuda_update_values(ellr_cuda_matrix *d, const ellr_csr *a, void
   d->info.refreshes++;
   if (d->family != ELLR_FAMILY_SLICED) return ELLR_OK; /* the CSR families multiply with the values just copied */
   CU(cudaEventRecord(d->refresh_start, s));
-  const int64_t threads = (int64_t)pl->nslices * pl->C * fill_lanes(pl);
-  if (threads > 0) ellr_kernel_fill<<<(unsigned)((threads + 255) / 256), 256, 0, s>>>((int64_t)pl->nslices * pl->C, pl->nrows, pl->C, fill_lanes(pl), pl->per_slice_T, d->dp.slice_start, d->dp.rowlen, d->dp.perm, d->d_csr_rowptr, NULL, d->d_csr_val, NULL, NULL, NULL, d->d_val, 1);
+  TRY(fill(d, 1, s));
   CU(cudaGetLastError());
   TRY(ellr_cuda_long_fill(&d->dp.lr, d->d_csr_rowptr, NULL, d->d_csr_val, s));
   CU(cudaEventRecord(d->refresh_done, s));

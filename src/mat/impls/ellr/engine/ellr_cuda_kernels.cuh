@@ -297,43 +297,54 @@ __global__ void ellr_kernel_init_split(int32_t nsplit, const int32_t *__restrict
   y[orow]            = z ? z[orow] : 0.0;
 }
 
-/* Scatter the CSR into the layout: T lanes per stored row (the product's own mapping, so the writes
-   are coalesced; per_slice: Tl threads per row, the mean row's T, each taking every Tl-th lane of the slice's own
-   T -- the largest T per row would leave most threads of the many short slices idle), every word of the slice written (padding: column -1 or 0xFFFF, value 0); column indices
-   as the slice's cbase says (ellr_cuda_cols.cu).  values_only: the entries' values only (the padding is
-   already 0). */
-__global__ void ellr_kernel_fill(int64_t nstoredrows, int32_t nrows, int32_t C, int32_t Tl, int per_slice, const int64_t *__restrict__ slice_start, const int32_t *__restrict__ rowlen, const int32_t *__restrict__ perm, const int32_t *__restrict__ rowptr, const int32_t *__restrict__ csrcol, const double *__restrict__ csrval, uint16_t *cw, const int32_t *__restrict__ cbase, const int64_t *__restrict__ cstart, double *val, int values_only)
+/* Scatter the CSR into the layout in the product's own mapping, so the writes are coalesced: T lanes per stored row
+   (one T), or with slices of different T the product's per-warp work items (witems: each warp 32/T rows of one
+   slice; the items of a slice's first column block fill it).  Every word of the slice is written (padding: column
+   -1 or 0xFFFF, value 0); column indices as the slice's cbase says (ellr_cuda_cols.cu).  values_only: the entries'
+   values only (the padding is already 0). */
+__global__ void ellr_kernel_fill(int64_t nstoredrows, int32_t nrows, int32_t C, int32_t T1, const int4 *__restrict__ witems, int64_t nwitems, const int64_t *__restrict__ slice_start, const int32_t *__restrict__ rowlen, const int32_t *__restrict__ perm, const int32_t *__restrict__ rowptr, const int32_t *__restrict__ csrcol, const double *__restrict__ csrval, uint16_t *cw, const int32_t *__restrict__ cbase, const int64_t *__restrict__ cstart, double *val, int values_only)
 {
   const int64_t g = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-  const int64_t i  = g / Tl;
-  const int     t0 = (int)(g - i * Tl);
-  if (i >= nstoredrows) return;
-  const int64_t s     = i / C;
-  const int64_t r     = i - s * C;
+  int64_t       i, s, r;
+  int           t, T;
+  if (witems) {
+    if ((g >> 5) >= nwitems) return;
+    const int4 it = witems[g >> 5];
+    const int  p  = it.z * 32 + (int)(g & 31);
+    if (it.y != 0 || p / it.w >= C) return; /* a later column block's item, or a lane past the slice */
+    T = it.w;
+    s = it.x;
+    r = p / T;
+    t = p - (int)r * T;
+    i = s * C + r;
+  } else {
+    T = T1;
+    i = g / T;
+    t = (int)(g - i * T);
+    if (i >= nstoredrows) return;
+    s = i / C;
+    r = i - s * C;
+  }
   const int64_t s0    = slice_start[s];
   const int64_t width = (slice_start[s + 1] - s0) / C; /* entries per row in this slice */
-  const int     T     = per_slice ? ellr_slice_threads(width) : Tl;
   const int64_t CT    = (int64_t)C * T;
   const int32_t len   = i < nrows ? rowlen[i] : 0;
   const int64_t rp    = i < nrows ? rowptr[perm ? perm[i] : i] : 0;
   const int32_t base  = values_only ? 0 : cbase[s];
   uint16_t     *c16   = values_only ? NULL : cw + cstart[s];
   int32_t      *c32   = reinterpret_cast<int32_t *>(c16);
-  /* lanes t0, t0 + Tl, .. of the slice's T (one T: just t0) */
-  for (int t = t0; t < T; t += Tl) {
-    int64_t q = r * T + t; /* position inside the slice */
-    for (int64_t k = t; k < (values_only ? len : width); k += T, q += CT) {
-      if (k < len) {
-        if (!values_only) {
-          if (base >= 0) c16[q] = (uint16_t)(csrcol[rp + k] - base);
-          else c32[q] = csrcol[rp + k];
-        }
-        val[s0 + q] = csrval[rp + k];
-      } else {
-        if (base >= 0) c16[q] = (uint16_t)0xFFFFu;
-        else c32[q] = -1;
-        val[s0 + q] = 0.0;
+  int64_t       q     = r * T + t; /* position inside the slice */
+  for (int64_t k = t; k < (values_only ? len : width); k += T, q += CT) {
+    if (k < len) {
+      if (!values_only) {
+        if (base >= 0) c16[q] = (uint16_t)(csrcol[rp + k] - base);
+        else c32[q] = csrcol[rp + k];
       }
+      val[s0 + q] = csrval[rp + k];
+    } else {
+      if (base >= 0) c16[q] = (uint16_t)0xFFFFu;
+      else c32[q] = -1;
+      val[s0 + q] = 0.0;
     }
   }
 }
