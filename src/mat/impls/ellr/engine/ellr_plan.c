@@ -182,31 +182,26 @@ static ellr_status ellr_plan_geometry(ellr_plan *pl, const ellr_params *p, const
   const size_t  nstoredrows = (size_t)pl->nslices * (size_t)pl->C;
 
   const int32_t Tmean = ellr_default_threads_per_row(n ? (double)nnz / n : 0.0);
-  pl->per_slice_T = p->threads_per_row == ELLR_THREADS_PER_SLICE;
-  if (!p->threads_per_row && pl->nslices > 1) { /* automatic: per slice where a slice's T is far above the mean row's (ellr.h) */
-    int32_t tmax = 1;
-    for (int32_t s = 0; s < pl->nslices; s++) {
-      int32_t width = 0;
-      for (int32_t i = s * pl->C; i < (s + 1) * pl->C && i < n; i++)
-        if (pl->rowlen[i] > width) width = pl->rowlen[i];
-      const int32_t T = ellr_slice_threads(width);
-      if (T > tmax) tmax = T;
-    }
-    pl->per_slice_T = tmax >= ELLR_SLICE_T_AUTO_SPREAD * Tmean;
-  }
-  pl->T           = p->threads_per_row > 0 ? p->threads_per_row : (pl->per_slice_T ? 1 : Tmean);
-  pl->slice_start = (int64_t *)malloc(((size_t)pl->nslices + 1) * sizeof(int64_t));
+  pl->slice_start     = (int64_t *)malloc(((size_t)pl->nslices + 1) * sizeof(int64_t));
   if (!pl->slice_start) return ellr_error(ELLR_ERR_MEM, "cannot allocate the offsets of %d slices", pl->nslices);
-  /* Slice s is as wide as its longest row, rounded up to a whole number of T-groups (its own T, per slice). */
-  pl->slice_start[0] = 0;
+  /* each slice's longest row, kept in slice_start[s + 1] until the offsets replace it; the largest slice T */
+  int32_t tmax = 1;
   for (int32_t s = 0; s < pl->nslices; s++) {
     int32_t width = 0;
     for (int32_t i = s * pl->C; i < (s + 1) * pl->C && i < n; i++)
       if (pl->rowlen[i] > width) width = pl->rowlen[i];
-    const int32_t T = pl->per_slice_T ? ellr_slice_threads(width) : pl->T;
-    if (T > pl->T) pl->T = T;
-    width = (width + T - 1) / T * T;
-    pl->slice_start[s + 1] = pl->slice_start[s] + (int64_t)width * pl->C;
+    pl->slice_start[s + 1] = width;
+    if (ellr_slice_threads(width) > tmax) tmax = ellr_slice_threads(width);
+  }
+  /* automatic: per slice where, of several slices, one's T is far above the mean row's (ellr.h) */
+  pl->per_slice_T = p->threads_per_row == ELLR_THREADS_PER_SLICE || (!p->threads_per_row && pl->nslices > 1 && tmax >= ELLR_SLICE_T_AUTO_SPREAD * Tmean);
+  pl->T           = p->threads_per_row > 0 ? p->threads_per_row : (pl->per_slice_T ? tmax : Tmean);
+  /* Slice s is as wide as its longest row, rounded up to a whole number of T-groups (its own T, per slice). */
+  pl->slice_start[0] = 0;
+  for (int32_t s = 0; s < pl->nslices; s++) {
+    const int64_t width = pl->slice_start[s + 1];
+    const int32_t T     = pl->per_slice_T ? ellr_slice_threads(width) : pl->T;
+    pl->slice_start[s + 1] = pl->slice_start[s] + (width + T - 1) / T * T * pl->C;
   }
 
   ellr_stats *sx     = &pl->stats;
