@@ -4,7 +4,8 @@
 # PARTS (default "engine spmv tests solvers"), each writing full logs into OUTDIR:
 #   engine   the PETSc-free engine test on the GPU, and a compute-sanitizer memcheck run of it
 #   spmv     the stand-alone benchmark against cuSPARSE, every matrix of build/cuda/matrices included
-#            (CSV; PNGs: GB/s-eff, and speed relative to the best cuSPARSE format)
+#            (CSV; PNGs: GB/s-eff, and speed relative to the best cuSPARSE format); ELLR_SPMV_ARGS: more
+#            options (e.g. --geometry, --only 3d27), ELLR_SPMV: another build of it in build/cuda/tests/spmv
 #   tests    the PETSc-level test suite with the CUDA backend (VECCUDA vectors, 1 and 2 ranks on one GPU)
 #   solvers  time to solution with aijcusparse, sellcuda, ellrt, pellr (tests/gpu/solvers.sh; ELLR_NPS="1 2"
 #            on two GPUs)
@@ -40,7 +41,7 @@ for part in $PARTS; do
     summary+=("compute-sanitizer memcheck: rc=$rc, $(grep -E 'ERROR SUMMARY' "$OUT/sanitizer.log" | tail -n 1)")
     ;;
   spmv)
-    $B/tests/spmv/spmv --matrices $B/matrices --csv "$OUT/spmv.csv" > "$OUT/spmv.log" 2>&1; rc=$?
+    $B/tests/spmv/${ELLR_SPMV:-spmv} --matrices $B/matrices ${ELLR_SPMV_ARGS:-} --csv "$OUT/spmv.csv" > "$OUT/spmv.log" 2>&1; rc=$?
     python3 tests/spmv/plot.py "$OUT/spmv.csv" "$OUT/spmv.png" >> "$OUT/spmv.log" 2>&1
     summary+=("spmv benchmark: rc=$rc (table in spmv.log)")
     ;;

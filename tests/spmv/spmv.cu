@@ -16,13 +16,16 @@
   longest row 10048), power laws of other skews (--powerlaw), short rows with scattered columns
   (--shortrow-*, circuit-like), 3d7 N=48 (fits in L2); then the Matrix Market files of --matrices.
 
-  usage: spmv [--matrices DIR] [--only a,b,...] [--quick] [--sweep] [--reps N] [--csv FILE] [--list]
+  usage: spmv [--matrices DIR] [--only a,b,...] [--quick] [--sweep] [--geometry] [--reps N] [--csv FILE] [--list]
               [--powerlaw LIST] [--powerlaw-rows N] [--powerlaw-xmin X] [--shortrow-rows N] [--shortrow-len MIN,MAX]
     --matrices DIR        also every *.mtx / *.mtx.gz in DIR
     --only LIST           matrix names to run (substring match), e.g. --only 3d7,powerlaw
     --quick               smaller generated matrices (1/10 of the rows of the power laws and short rows),
                           fewer repetitions
     --sweep               also time ELLR-T / PELLR variants (T, BS, kernel options): tuning notes
+    --geometry            also time ellrt's and pellr's layouts (own order / sorted, slices of 32) at every
+                          one T of 1..32, and at other slice heights with automatic T, each tuned by the model,
+                          every matrix: the data the automatic T and slice height are read from ("sweep" rows)
     --reps N              timed products per median (at least 30; default 50, 30 with --quick)
     --csv FILE            CSV output (default spmv.csv)
     --list                only generate / read the matrices and print their sizes (no GPU needed)
@@ -493,6 +496,28 @@ static std::string matrix_name(const std::string &path)
   return n.substr(0, n.find(".mtx"));
 }
 
+/* --geometry: the sliced layouts in their own order (ellrt) and sorted (pellr) at each one T, and at other slice
+   heights with the automatic T; model tuning, as a user gets it ("sweep" rows: out of the table and the plot). */
+static int g_geometry;
+static void bench_geometry(const bench_matrix &m, const double *hx, const double *dx, double *dy, const double *ref)
+{
+  for (int sort = 0; sort <= 1; sort++) {
+    const char *lay = sort ? "PELLR" : "ELLR-T";
+    for (int T = 1; T <= ELLR_MAX_THREADS_PER_ROW; T *= 2) {
+      ellr_params p = {T, 0, 32, sort, 0, 20.0, ELLR_TUNE_MODEL, 1};
+      char        name[64];
+      snprintf(name, sizeof(name), "%s C=32 T=%d sweep", lay, T);
+      bench_engine(name, m, p, NULL, hx, dx, dy, ref, 0, 0);
+    }
+    for (int C : {8, 16, 64, 128, 256}) {
+      ellr_params p = {0, 0, C, sort, 0, 20.0, ELLR_TUNE_MODEL, 1};
+      char        name[64];
+      snprintf(name, sizeof(name), "%s C=%d sweep", lay, C);
+      bench_engine(name, m, p, NULL, hx, dx, dy, ref, 0, 0);
+    }
+  }
+}
+
 static void run_matrix(cusparseHandle_t h, bench_matrix &m, int sweep)
 {
   const tcsr *a = &m.a;
@@ -507,6 +532,7 @@ static void run_matrix(cusparseHandle_t h, bench_matrix &m, int sweep)
   const size_t first = g_results.size();
   bench_cusparse(h, m, dx, dy, ref.data());
   for (const engine_format &f : g_engine_formats) bench_engine_tuned(f, m, x.data(), dx, dy, ref.data(), sweep);
+  if (g_geometry) bench_geometry(m, x.data(), dx, dy, ref.data());
   double best = 1e30, csr = 0;
   for (size_t k = first; k < g_results.size(); k++) {
     if (g_results[k].format.rfind("cuSPARSE", 0) == 0 && g_results[k].ms > 0) best = std::min(best, g_results[k].ms);
@@ -556,6 +582,7 @@ int main(int argc, char **argv)
     else if (!strcmp(argv[i], "--reps") && i + 1 < argc) g_reps = std::max(30, atoi(argv[++i]));
     else if (!strcmp(argv[i], "--quick")) quick = 1;
     else if (!strcmp(argv[i], "--sweep")) sweep = 1;
+    else if (!strcmp(argv[i], "--geometry")) g_geometry = 1;
     else if (!strcmp(argv[i], "--list")) list = 1;
     else if (!strcmp(argv[i], "--powerlaw") && i + 1 < argc) plist = argv[++i];
     else if (!strcmp(argv[i], "--powerlaw-rows") && i + 1 < argc) rows_arg(argv[++i], 1, &prows);

@@ -101,13 +101,19 @@ __device__ __forceinline__ double ellr_ldx(const double *__restrict__ x, int32_t
   return c >= 0 ? v : 0.0;
 }
 
-/* sum over j < nit of val[j*CT] * x[col[j*CT]], four column blocks of loads in flight. */
+/* sum over j < nit of val[j*CT] * x[col[j*CT]], four column blocks of loads in flight, then the last
+   1..ELLR_DOT_TAIL column blocks with every load issued before the first is used (short rows -- a 7-point
+   stencil's row is 4 + 3 -- would otherwise pay one more round trip to memory per column block).  The sum
+   runs in column-block order whatever the grouping, so ELLR_DOT_TAIL changes no bit of the result. */
+#ifndef ELLR_DOT_TAIL
+  #define ELLR_DOT_TAIL 3
+#endif
 template <bool CHECKCOL, int LD, class I>
 __device__ __forceinline__ double ellr_dot(const I *__restrict__ cp, int32_t base, const double *__restrict__ vp, int64_t CT, int nit, const double *__restrict__ x)
 {
   double sum = 0.0;
   int    j   = 0;
-  for (; j + 4 <= nit; j += 4) {
+  for (; nit - j > ELLR_DOT_TAIL; j += 4) {
     const int32_t c0 = ellr_colof<CHECKCOL>(ellr_ldi<LD>(cp), base), c1 = ellr_colof<CHECKCOL>(ellr_ldi<LD>(cp + CT), base);
     const int32_t c2 = ellr_colof<CHECKCOL>(ellr_ldi<LD>(cp + 2 * CT), base), c3 = ellr_colof<CHECKCOL>(ellr_ldi<LD>(cp + 3 * CT), base);
     const double  v0 = ellr_ldd<LD>(vp), v1 = ellr_ldd<LD>(vp + CT), v2 = ellr_ldd<LD>(vp + 2 * CT), v3 = ellr_ldd<LD>(vp + 3 * CT);
@@ -122,25 +128,22 @@ __device__ __forceinline__ double ellr_dot(const I *__restrict__ cp, int32_t bas
     cp += 4 * CT;
     vp += 4 * CT;
   }
-  /* the last 1-3 column blocks: every load issued before the first is used (short rows -- a 7-point stencil's
-     row is 4 + 3 -- would otherwise pay one more round trip to memory per column block) */
-  if (j < nit) {
-    const int     m  = nit - j;
-    const int32_t c0 = ellr_colof<CHECKCOL>(ellr_ldi<LD>(cp), base);
-    const double  v0 = ellr_ldd<LD>(vp);
-    int32_t       c1 = 0, c2 = 0;
-    double        v1 = 0.0, v2 = 0.0;
-    if (m > 1) {
-      c1 = ellr_colof<CHECKCOL>(ellr_ldi<LD>(cp + CT), base);
-      v1 = ellr_ldd<LD>(vp + CT);
+  const int m = nit - j; /* 0 .. ELLR_DOT_TAIL */
+  if (m > 0) {
+    int32_t c[ELLR_DOT_TAIL];
+    double  v[ELLR_DOT_TAIL];
+#pragma unroll
+    for (int k = 0; k < ELLR_DOT_TAIL; k++) {
+      c[k] = 0;
+      v[k] = 0.0;
+      if (k < m) {
+        c[k] = ellr_colof<CHECKCOL>(ellr_ldi<LD>(cp + k * CT), base);
+        v[k] = ellr_ldd<LD>(vp + k * CT);
+      }
     }
-    if (m > 2) {
-      c2 = ellr_colof<CHECKCOL>(ellr_ldi<LD>(cp + 2 * CT), base);
-      v2 = ellr_ldd<LD>(vp + 2 * CT);
-    }
-    sum = fma(v0, ellr_ldx<CHECKCOL>(x, c0), sum);
-    if (m > 1) sum = fma(v1, ellr_ldx<CHECKCOL>(x, c1), sum);
-    if (m > 2) sum = fma(v2, ellr_ldx<CHECKCOL>(x, c2), sum);
+#pragma unroll
+    for (int k = 0; k < ELLR_DOT_TAIL; k++)
+      if (k < m) sum = fma(v[k], ellr_ldx<CHECKCOL>(x, c[k]), sum);
   }
   return sum;
 }
