@@ -37,6 +37,7 @@ static int  g_long_seen[2];  /* plans with some long rows, with every non-empty 
 typedef struct {
   const char *name;
   tcsr        a;
+  int         auto_T_only; /* a large shape: automatic T only (the large matrices' rule), to keep the test quick */
 } shape;
 
 /* ---- brute-force reference of the plan ------------------------------------------------- */
@@ -110,6 +111,7 @@ static int64_t brute_niter_per_slice(const int32_t *slen, int32_t n, int32_t C, 
 
 static int g_sliceT_changes; /* adjacent slices of different T seen with per-slice T (the test asks for some) */
 static int g_auto_per_slice; /* automatic T that came out per slice */
+static int g_auto_small[2];   /* automatic T of small matrices: [0] equal to the mean row's, [1] another */
 
 static void check_plan(const char *name, const tcsr *a, const ellr_params *p, const ellr_matrix *m)
 {
@@ -178,8 +180,15 @@ static void check_plan(const char *name, const tcsr *a, const ellr_params *p, co
   } else
     for (int32_t i = 0; i < n; i++) perm[i] = i;
   for (int32_t i = 0; i < n; i++) slen[i] = len[perm[i]];
-  /* automatic T: per slice where some slice's T is 4 times the mean row's or more */
-  if (!p->threads_per_row && n > C) { /* several slices */
+  /* automatic T: under 32768 rows one T, the smallest power of two with 4 T >= the widest slice (at most 32);
+     else per slice where some slice's T is 4 times the mean row's or more */
+  int32_t Tauto = Tmean;
+  if (!p->threads_per_row && n < 32768) {
+    int32_t w = 0;
+    for (int32_t i = 0; i < n; i++) w = slen[i] > w ? slen[i] : w;
+    for (Tauto = 1; Tauto < 32 && 4 * Tauto < w; Tauto *= 2) {}
+    g_auto_small[Tauto != Tmean]++;
+  } else if (!p->threads_per_row && n > C) { /* several slices */
     int32_t thi = 1;
     for (int32_t s0 = 0; s0 < n; s0 += C) {
       int32_t w = 0;
@@ -189,7 +198,7 @@ static void check_plan(const char *name, const tcsr *a, const ellr_params *p, co
     per_slice = thi >= 4 * Tmean;
     if (per_slice) g_auto_per_slice++;
   }
-  int32_t T = p->threads_per_row > 0 ? p->threads_per_row : per_slice ? 1 : Tmean; /* per slice: the largest, below */
+  int32_t T = p->threads_per_row > 0 ? p->threads_per_row : per_slice ? 1 : Tauto; /* per slice: the largest, below */
   /* brute nstored: per slice the widest row rounded up to T (per slice: the slice's own), times C */
   const int32_t nslices = (n + C - 1) / C;
   int64_t       nstored = 0, rl_ok = 1;
@@ -358,6 +367,7 @@ static void run_shape(shape *sh, int *nconfigs)
   for (size_t it = 0; it < sizeof(Ts) / sizeof(Ts[0]); it++)
     for (size_t ic = 0; ic < sizeof(Cs) / sizeof(Cs[0]); ic++)
       for (size_t is = 0; is < sizeof(sorts) / sizeof(sorts[0]); is++) {
+        if (sh->auto_T_only && Ts[it] != 0) continue;
         ellr_params p = {Ts[it], 0, Cs[ic], sorts[is][0], sorts[is][1], 0.0, 0, 0, 0, 0, 0, 0};
         p.index_bits  = (it + ic + is) % 2 ? 32 : 0; /* 16-bit offsets where they fit, or 32-bit indices everywhere */
         /* the long-row threshold: automatic, none, every non-empty row, half the longest row (some rows) */
@@ -499,6 +509,35 @@ static void check_errors(void)
     if (!st) ellr_plan_destroy(&pl);
     tcsr_free(&mid);
   }
+  /* the small matrices' automatic T under max_fill: 30000 rows of ~2 entries and one of 100 would take T = 32 from
+     the widest slice, padding every slice to 32 entries a row (16x); halved until the layout fits 8x CSR's bytes */
+  {
+    tcsr sm;
+    tcsr_random(&sm, 30000, 100, 2.0, 0.0, 7, 25);
+    ellr_csr      vs   = tcsr_view(&sm);
+    ellr_params   pa   = {0, 0, 32, 0, 0, 8.0, 0, 0, 0, 0, ELLR_LONG_ROWS_NONE, 0};
+    const int32_t C    = 32, ns = (30000 + C - 1) / C;
+    const double  csrb = 12.0 * (double)tcsr_nnz(&sm) + 4.0 * 30001;
+    int32_t       wmax = 0, T = 1;
+    for (int32_t r = 0; r < 30000; r++) wmax = sm.rowptr[r + 1] - sm.rowptr[r] > wmax ? sm.rowptr[r + 1] - sm.rowptr[r] : wmax;
+    while (T < 32 && 4 * T < wmax) T *= 2;
+    const int32_t T0 = T;
+    for (; T > 1; T /= 2) {
+      double stored = 0;
+      for (int32_t s0 = 0; s0 < 30000; s0 += C) {
+        int32_t w = 0;
+        for (int32_t r = s0; r < s0 + C && r < 30000; r++) w = sm.rowptr[r + 1] - sm.rowptr[r] > w ? sm.rowptr[r + 1] - sm.rowptr[r] : w;
+        stored += (double)((w + T - 1) / T * T) * C;
+      }
+      const double bytes = 12.0 * stored + 4.0 * ns * C + 8.0 * (ns + 1);
+      if (bytes <= 8.0 * csrb || bytes <= ELLR_FILL_FLOOR_BYTES) break;
+    }
+    st = ellr_plan_create(&vs, &pa, &pl);
+    CHECK(st == ELLR_OK && T0 == 32 && T < T0 && pl.T == T && !pl.per_slice_T && pl.stats.bytes <= 8.0 * csrb, "small matrix, automatic T under max fill 8: %d '%s', T %d (want %d, from %d)", st, ellr_last_error(), st ? -1 : pl.T, T, T0);
+    printf("small matrix under max fill 8: automatic T %d (the widest slice's %d would pad past it)\n", st ? -1 : pl.T, T0);
+    if (!st) ellr_plan_destroy(&pl);
+    tcsr_free(&sm);
+  }
   /* ... and in slices of one row (no padding) */
   ellr_params pf32 = {1, 0, 1, 1, 0, 2.0, 0, 0, 0, 0, 0, 0};
   st               = ellr_plan_create(&vbig, &pf32, &pl);
@@ -530,7 +569,7 @@ static void check_errors(void)
 
 int main(void)
 {
-  shape sh[17];
+  shape sh[18];
   int   ns = 0, nconfigs = 0;
   memset(sh, 0, sizeof(sh));
 #define ADD(nm, call) \
@@ -559,6 +598,8 @@ int main(void)
   ADD("16-bit spans 61", tcsr_spans(&sh[ns].a, 61, 15));
   ADD("cyclic lengths 900", tcsr_cyclic_lengths(&sh[ns].a, 900, 16));
   ADD("long rows 1500x1500", tcsr_powerlaw(&sh[ns].a, 1500, 1500, 2.0, 1.2, 1400, 17)); /* rows over the automatic threshold */
+  ADD("power-law 33000", tcsr_powerlaw(&sh[ns].a, 33000, 33000, 2.0, 1.6, 2000, 18)); /* past ELLR_SMALL_ROWS: the large matrices' automatic T */
+  sh[ns - 1].auto_T_only = 1;
 
   for (int s = 0; s < ns; s++) {
     const long before = g_checks, fb = g_failed;
@@ -567,14 +608,15 @@ int main(void)
     printf("%-20s %5d x %-5d nnz %6lld: %5ld checks, %ld failed\n", sh[s].name, sh[s].a.nrows, sh[s].a.ncols, (long long)tcsr_nnz(&sh[s].a), g_checks - before, g_failed - fb);
   }
   check_errors();
-  printf("configurations: %d (shapes %d x T {auto,1..32,per slice} x C {0,1,7,32} x sort {off,all,window 5,window 64,window auto})\n", nconfigs, ns);
+  printf("configurations: %d (shapes %d x T {auto,1..32,per slice} x C {0,1,7,32} x sort {off,all,window 5,window 64,window auto}; the large shape automatic T only)\n", nconfigs, ns);
   printf("automatic sort window: rows kept in order %d times, a window %d, all rows %d\n", g_auto_order[0], g_auto_order[1], g_auto_order[2]);
   CHECK(g_auto_order[0] > 0 && g_auto_order[1] > 0 && g_auto_order[2] > 0, "the automatic sort window's three outcomes are not all covered");
   printf("long-row path: plans with some long rows %d, with every non-empty row long %d\n", g_long_seen[0], g_long_seen[1]);
   CHECK(g_long_seen[0] > 0 && g_long_seen[1] > 0, "the long-row path is not covered both ways");
   printf("per-slice T: adjacent slices of different T %d\n", g_sliceT_changes);
   CHECK(g_sliceT_changes > 0, "per-slice T never changes between adjacent slices");
-  printf("automatic T per slice: %d plans\n", g_auto_per_slice);
+  printf("automatic T per slice: %d plans; small matrices' T from the widest slice: %d plans (%d of them other than the mean row's)\n", g_auto_per_slice, g_auto_small[0] + g_auto_small[1], g_auto_small[1]);
+  CHECK(g_auto_small[1] > 0, "the small matrices' automatic T never differed from the mean row's");
   CHECK(g_auto_per_slice > 0, "the automatic T never came out per slice");
   for (int s = 0; s < ns; s++) tcsr_free(&sh[s].a);
   if (g_failed) {

@@ -53,7 +53,9 @@ static const double TOL = 1e-12;
 struct shape {
   const char *name;
   tcsr        a;
+  int         auto_T_only; /* a large shape: automatic T only (the large matrices' rule), to keep the test quick */
 };
+static long g_auto_per_slice_same; /* automatic plans that came out per slice, GPU plan = host plan */
 
 /* ---- device products ------------------------------------------------------------------------ */
 /* All device traffic of the test goes through up()/down(), which wait for the whole device: the
@@ -233,6 +235,7 @@ static void run_shape(shape *sh, int quick, cudaStream_t stream, long *ncreated)
     for (int ic = 0; ic < 4; ic++)
       for (int is = 0; is < 3; is++, k++) {
         if (quick && (k % 7)) continue;
+        if (sh->auto_T_only && Ts[it] != 0) continue;
         ellr_params p = {Ts[it], BSs[k % 7], Cs[ic], sorts[is][0], sorts[is][1], 0.0, 0, 0};
         p.tune        = k % 3;     /* model, exhaustive, none */
         p.pin_host    = (k / 3) % 2; /* page-locked CSR or not */
@@ -274,6 +277,7 @@ static void run_shape(shape *sh, int quick, cudaStream_t stream, long *ncreated)
         if (info.plan && ellr_plan_threads_param(info.plan) == ellr_plan_threads_param(&ref.plan)) {
           const ellr_plan *g = info.plan, *h = &ref.plan;
           int              same = g->T == h->T && g->per_slice_T == h->per_slice_T && g->nrows == h->nrows && g->ncols == h->ncols && g->C == h->C && g->nslices == h->nslices && g->sorted == h->sorted && g->stats.nnz == h->stats.nnz && g->stats.nstored == h->stats.nstored && g->stats.bytes == h->stats.bytes && g->stats.maxrowlen == h->stats.maxrowlen && g->stats.nonempty_rows == h->stats.nonempty_rows && g->stats.niter == h->stats.niter && g->stats.niter_unsorted == h->stats.niter_unsorted && g->stats.packed_slices == h->stats.packed_slices && g->stats.index_bytes == h->stats.index_bytes && g->long_min == h->long_min && g->nlong == h->nlong && g->stats.long_entries == h->stats.long_entries && g->slice_start && !memcmp(g->slice_start, h->slice_start, ((size_t)h->nslices + 1) * sizeof(int64_t));
+          g_auto_per_slice_same += same && !p.threads_per_row && g->per_slice_T;
           CHECK(same, "%s: the GPU plan differs from the host plan: long rows %d/%d (%lld/%lld entries) packed slices %d/%d index bytes %zu/%zu nstored %lld/%lld niter %lld/%lld unsorted %lld/%lld max %d/%d nonempty %d/%d bytes %zu/%zu", name, g->nlong, h->nlong, (long long)g->stats.long_entries, (long long)h->stats.long_entries, g->stats.packed_slices, h->stats.packed_slices, g->stats.index_bytes, h->stats.index_bytes, (long long)g->stats.nstored, (long long)h->stats.nstored, (long long)g->stats.niter, (long long)h->stats.niter, (long long)g->stats.niter_unsorted, (long long)h->stats.niter_unsorted, g->stats.maxrowlen, h->stats.maxrowlen, g->stats.nonempty_rows, h->stats.nonempty_rows, g->stats.bytes, h->stats.bytes);
         }
         CHECK(p.pin_host || info.pinned_bytes == 0, "%s: page-locked without pin_host", name);
@@ -629,6 +633,24 @@ static void check_errors(void)
   st = ellr_cuda_create(&pv, &pf, NULL, &d);
   if (ellr_cuda_device_count() > 0) CHECK(st == ELLR_ERR_FILL && d == NULL && strstr(ellr_last_error(), "max fill 2"), "max fill: %d '%s'", st, ellr_last_error());
   else CHECK(st == ELLR_ERR_CUDA && d == NULL, "max fill without a GPU: %d '%s'", st, ellr_last_error()); /* the plan is made on the GPU */
+  if (ellr_cuda_device_count() > 0) { /* a small matrix's automatic T halved under max fill: as the host plan's */
+    tcsr sm;
+    tcsr_random(&sm, 30000, 100, 2.0, 0.0, 7, 25);
+    ellr_csr    sv = tcsr_view(&sm);
+    ellr_params ps = {0, 0, 32, 0, 0, 8.0, ELLR_TUNE_NONE, 0};
+    ps.long_row_min = ELLR_LONG_ROWS_NONE;
+    ellr_plan hp;
+    st = ellr_plan_create(&sv, &ps, &hp);
+    CHECK(st == ELLR_OK && hp.T < 32, "small matrix under max fill, host plan: %d '%s'", st, ellr_last_error());
+    ellr_status gst = ellr_cuda_create(&sv, &ps, NULL, &d);
+    ellr_cuda_info info;
+    if (!gst) ellr_cuda_get_info(d, &info);
+    CHECK(!st && gst == ELLR_OK && info.plan->T == hp.T && !info.plan->per_slice_T && info.plan->stats.bytes == hp.stats.bytes, "small matrix under max fill, GPU plan: %d '%s', T %d (host %d)", gst, ellr_last_error(), gst ? -1 : info.plan->T, st ? -1 : hp.T);
+    if (!gst) ellr_cuda_destroy(d);
+    d = NULL;
+    if (!st) ellr_plan_destroy(&hp);
+    tcsr_free(&sm);
+  }
   if (ellr_cuda_device_count() > 0) { /* ... and accepted once the dense row takes the long-row path */
     ellr_params pl = pf;
     pl.long_row_min = 512;
@@ -701,6 +723,8 @@ int main(int argc, char **argv)
   ADD("short and long 5000", tcsr_powerlaw(&sh[ns].a, 5000, 20000, 1.0, 1.2, 16000, 14));
   ADD("16-bit spans 3001", tcsr_spans(&sh[ns].a, 3001, 15)); /* packed and 32-bit slices side by side, spans at the limit */
   ADD("cyclic lengths 9000", tcsr_cyclic_lengths(&sh[ns].a, 9000, 16)); /* the automatic sort window picks a window */
+  ADD("power-law 33000", tcsr_powerlaw(&sh[ns].a, 33000, 33000, 2.0, 1.6, 2000, 18)); /* past ELLR_SMALL_ROWS: the large matrices' automatic T */
+  sh[ns - 1].auto_T_only = 1;
 
   const int ndev = ellr_cuda_device_count();
   printf("CUDA devices: %d%s\n", ndev, quick ? " (quick)" : "");
@@ -724,7 +748,8 @@ int main(int argc, char **argv)
       printf("%-20s %5d x %-5d nnz %7lld: %6ld passed, %ld failed\n", sh[s].name, sh[s].a.nrows, sh[s].a.ncols, (long long)tcsr_nnz(&sh[s].a), g_pass - p0, g_fail - f0);
     }
     CUDA_OK(cudaStreamDestroy(stream));
-    printf("device matrices created: %ld in %.1f s\n", created, (twall_ms() - t0) / 1e3);
+    printf("device matrices created: %ld in %.1f s; automatic T per slice with the GPU plan equal to the host plan: %ld\n", created, (twall_ms() - t0) / 1e3, g_auto_per_slice_same);
+    CHECK(quick || g_auto_per_slice_same > 0, "no automatic plan came out per slice on the GPU");
   } else printf("no CUDA device: device products skipped\n");
   for (int s = 0; s < ns; s++) tcsr_free(&sh[s].a);
   printf("test_engine_cuda: %ld passed, %ld failed\n", g_pass, g_fail);

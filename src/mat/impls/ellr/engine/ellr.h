@@ -84,12 +84,25 @@ ellr_status ellr_error(ellr_status st, const char *fmt, ...);
 #else
   #define ELLR_HD
 #endif
-static inline ELLR_HD int32_t ellr_slice_threads(int64_t width)
+/* The smallest power of two T with entries * T >= width, at most 32. */
+static inline ELLR_HD int32_t ellr_threads_for(int64_t width, int entries)
 {
   int32_t T = 1;
-  while (T < ELLR_MAX_THREADS_PER_ROW && (int64_t)ELLR_SLICE_T_ENTRIES * T < width) T *= 2;
+  while (T < ELLR_MAX_THREADS_PER_ROW && (int64_t)entries * T < width) T *= 2;
   return T;
 }
+static inline ELLR_HD int32_t ellr_slice_threads(int64_t width) { return ellr_threads_for(width, ELLR_SLICE_T_ENTRIES); }
+/* Small matrices (fewer than ELLR_SMALL_ROWS rows): automatic T is one T for all slices, the smallest with
+   ELLR_SMALL_T_ENTRIES T >= the widest slice, so that the longest row takes each of its lanes one group of loads.
+   A product of such a matrix moves a few MB (under a microsecond at the H100's 3 TB/s) and lasts as long as its
+   longest lane's chain of dependent loads (index, then x) -- latency, not bandwidth.  Measured on the H100
+   (tests/spmv --geometry, doc/performance.md), ellrt in slices of 32: on the eight SuiteSparse matrices of
+   765-17758 rows this T came within 7% of the best one T of 1..32 every time, 1.10-1.81x the speed of the mean
+   row's T (or of each slice's own T); on 3d7 N=48 (110592 rows, all rows 7 long) T=1 stays best, on web-NotreDame
+   (325729 rows) each slice's own.  ELLR_SMALL_ROWS is 4 resident warps' rows per SM slot of an H100 (132 SMs x
+   64 warps x 4), so a warp per row still gives the GPU a few waves. */
+#define ELLR_SMALL_ROWS      32768
+#define ELLR_SMALL_T_ENTRIES 4
 #define ELLR_FILL_FLOOR_BYTES    (1 << 20) /* max_fill never refuses storage smaller than this */
 
 typedef struct {
@@ -273,11 +286,19 @@ static inline int32_t ellr_matrix_col(const ellr_matrix *m, int32_t i, int64_t p
   return c;
 }
 
+/* The threads per row of the mean row length (seed 003): each thread does at least ~16 products, never more than
+   a warp per row.  With threads_per_row 0 this is the plan's T on large matrices unless each slice takes its own. */
+int ellr_default_threads_per_row(double meanrowlen);
+/* Automatic T (threads_per_row 0) of a plan of nrows rows and nnz entries in nslices slices of C rows, the widest
+   wmax entries: one T (returned) or ELLR_THREADS_PER_SLICE.  Small matrices (under ELLR_SMALL_ROWS rows): one T
+   from the widest slice (above), halved while the layout would take more than max_fill times CSR's bytes (and more
+   than ELLR_FILL_FLOOR_BYTES) -- width: the slices' widths, fixed: the layout's bytes besides its stored entries'
+   (12 each); EPA's 1.9-entry rows at T = 32 would pad 17x.  Else each slice's own T where one slice's T is at least
+   ELLR_SLICE_T_AUTO_SPREAD times the mean row's; else the mean row's (width may be NULL then). */
+int32_t ellr_auto_threads(int32_t nrows, int64_t nnz, int32_t nslices, int32_t C, int32_t wmax, const int32_t *width, size_t fixed, double max_fill);
+
 /* Validates parameters; on error ellr_last_error() says which and why. */
 ellr_status ellr_params_check(const ellr_params *p);
-/* The threads per row of the mean row length (seed 003): each thread does at least ~16 products, never more than
-   a warp per row.  With threads_per_row 0 this is the plan's T unless each slice takes its own (above). */
-int ellr_default_threads_per_row(double meanrowlen);
 
 /* Plans the layout of the pattern of a.  Allocates only O(nrows) memory; returns
    ELLR_ERR_FILL, before any O(nnz) allocation, when the storage would take more than

@@ -497,7 +497,7 @@ static ellr_status time_best2(ellr_cuda_matrix *d, const tune_ctx *c, float *ms)
 static ellr_status tune_exhaustive(ellr_cuda_matrix *d, const tune_ctx *c)
 {
   const ellr_params *p   = &d->params;
-  const int          T0  = p->threads_per_row ? p->threads_per_row : ellr_default_threads_per_row(d->plan.stats.meanrowlen);
+  const int          T0  = p->threads_per_row ? p->threads_per_row : d->plan.per_slice_T ? ellr_default_threads_per_row(d->plan.stats.meanrowlen) : d->plan.T; /* the automatic one T (ellr.h) */
   const int          bs0 = p->block_size ? p->block_size : 256;
   int                Ts[5], nT = 0;
   if (p->threads_per_row) Ts[nT++] = T0;

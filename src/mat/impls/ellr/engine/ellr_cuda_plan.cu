@@ -19,7 +19,7 @@
 /* Counters reduced on the device and read back once per step. */
 struct ellr_plan_counters {
   unsigned long long signature, niter, niter_unsorted;
-  int                maxlen, nonempty, bad, tmax;
+  int                maxlen, nonempty, bad, tmax, wmax;
 };
 
 __device__ __forceinline__ unsigned long long ellr_mix64(unsigned long long z)
@@ -102,12 +102,12 @@ __global__ void ellr_kernel_slice_sizes(int32_t nslices, int32_t C, int32_t T, c
   }
 }
 
-/* The largest of the slices' own T (ellr_slice_threads of their widths). */
-__global__ void ellr_kernel_slice_T_max(int32_t nslices, const int32_t *__restrict__ width, ellr_plan_counters *c)
+/* The widest slice (the automatic T's rule reads it, ellr.h). */
+__global__ void ellr_kernel_slice_width_max(int32_t nslices, const int32_t *__restrict__ width, ellr_plan_counters *c)
 {
   const int64_t s  = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-  const int     hi = ellr_warp_max(s < nslices ? ellr_slice_threads(width[s]) : 1);
-  if ((threadIdx.x & 31) == 0) atomicMax(&c->tmax, hi);
+  const int     hi = ellr_warp_max(s < nslices ? width[s] : 0);
+  if ((threadIdx.x & 31) == 0) atomicMax(&c->wmax, hi);
 }
 
 /* seed 001's N_iter: groups of 32/T consecutive rows share a warp and take ceil(longest / T) steps, for the stored
@@ -312,6 +312,15 @@ ellr_status ellr_cuda_plan_order(const int32_t *d_rowptr, int32_t n, int32_t nco
   return ELLR_OK;
 }
 
+/* The layout's bytes besides its stored entries' (12 each), as the host plan counts them. */
+static size_t plan_fixed_bytes(const ellr_plan *pl, const ellr_dplan *dp)
+{
+  const int32_t n     = pl->nrows;
+  size_t        bytes = (size_t)pl->nslices * (size_t)pl->C * sizeof(int32_t) + (dp->perm ? (size_t)n * sizeof(int32_t) : 0) + (dp->outrow ? (size_t)n * sizeof(int32_t) : 0) + ((size_t)pl->nslices + 1) * sizeof(int64_t);
+  if (pl->nlong) bytes += (size_t)pl->stats.long_entries * (sizeof(double) + sizeof(int32_t)) + (size_t)pl->nlong * sizeof(int32_t) * (dp->lr.out ? 2 : 1) + ((size_t)pl->nlong + 1) * sizeof(int64_t);
+  return bytes;
+}
+
 ellr_status ellr_cuda_plan_geometry(const int32_t *d_rowptr, int T, const ellr_params *p, cudaStream_t s, ellr_plan *pl, ellr_dplan *dp)
 {
   const int32_t n = pl->nrows, ns = pl->nslices;
@@ -336,12 +345,17 @@ ellr_status ellr_cuda_plan_geometry(const int32_t *d_rowptr, int T, const ellr_p
   CUE(cudaMemsetAsync(dp->slice_start, 0, sizeof(int64_t), s));
   if (!st && n > 0) {
     ellr_kernel_slice_width<<<grid_of(nstoredrows, 256), 256, 0, s>>>(nstoredrows, pl->C, dp->rowlen, width);
-    if (!T && ns > 1) { /* automatic: per slice where a slice's T is far above the mean row's (ellr.h), as the host plan */
-      ellr_kernel_slice_T_max<<<grid_of(ns, 256), 256, 0, s>>>(ns, width, c);
+    if (!T) { /* automatic: from the widest slice, as the host plan (ellr.h's ellr_auto_threads) */
+      ellr_kernel_slice_width_max<<<grid_of(ns, 256), 256, 0, s>>>(ns, width, c);
       CUE(cudaGetLastError());
       CUE(cudaMemcpyAsync(&hc, c, sizeof(hc), cudaMemcpyDeviceToHost, s));
+      int32_t *hw = NULL; /* small matrices: the widths on the host, for the fill limit (ns <= ELLR_SMALL_ROWS) */
+      if (!st && n < ELLR_SMALL_ROWS && !(hw = (int32_t *)malloc((size_t)ns * sizeof(int32_t)))) st = ellr_error(ELLR_ERR_MEM, "cannot allocate the widths of %d slices", ns);
+      if (hw) CUE(cudaMemcpyAsync(hw, width, (size_t)ns * sizeof(int32_t), cudaMemcpyDeviceToHost, s));
       CUE(cudaStreamSynchronize(s));
-      if (!st) pl->per_slice_T = hc.tmax >= ELLR_SLICE_T_AUTO_SPREAD * Tmean;
+      if (!st) T = ellr_auto_threads(n, pl->stats.nnz, ns, pl->C, hc.wmax, hw, plan_fixed_bytes(pl, dp), p->max_fill);
+      free(hw);
+      pl->per_slice_T = T == ELLR_THREADS_PER_SLICE;
     }
   }
   pl->T = T > 0 ? T : (pl->per_slice_T ? 1 : Tmean); /* per slice: the largest slice's, below */
@@ -364,8 +378,7 @@ ellr_status ellr_cuda_plan_geometry(const int32_t *d_rowptr, int T, const ellr_p
   ellr_stats *sx = &pl->stats;
   sx->nstored    = pl->slice_start[ns];
   sx->fill       = sx->nnz ? (double)(sx->nstored + sx->long_entries) / (double)sx->nnz : 1.0;
-  sx->bytes      = (size_t)sx->nstored * (sizeof(double) + sizeof(int32_t)) + (size_t)nstoredrows * sizeof(int32_t) + (dp->perm ? (size_t)n * sizeof(int32_t) : 0) + (dp->outrow ? (size_t)n * sizeof(int32_t) : 0) + ((size_t)ns + 1) * sizeof(int64_t);
-  if (pl->nlong) sx->bytes += (size_t)sx->long_entries * (sizeof(double) + sizeof(int32_t)) + (size_t)pl->nlong * sizeof(int32_t) * (dp->lr.out ? 2 : 1) + ((size_t)pl->nlong + 1) * sizeof(int64_t); /* as the host plan */
+  sx->bytes      = (size_t)sx->nstored * (sizeof(double) + sizeof(int32_t)) + plan_fixed_bytes(pl, dp);
   sx->niter      = (int64_t)hc.niter;
   if (d_rowptr) sx->niter_unsorted = (int64_t)hc.niter_unsorted;
   const double csr_bytes = 12.0 * (double)sx->nnz + 4.0 * ((double)n + 1);

@@ -42,6 +42,21 @@ int ellr_default_threads_per_row(double meanrowlen)
   return T;
 }
 
+int32_t ellr_auto_threads(int32_t nrows, int64_t nnz, int32_t nslices, int32_t C, int32_t wmax, const int32_t *width, size_t fixed, double max_fill)
+{
+  const int32_t Tmean = ellr_default_threads_per_row(nrows ? (double)nnz / nrows : 0.0);
+  if (nrows >= ELLR_SMALL_ROWS) return nslices > 1 && ellr_slice_threads(wmax) >= ELLR_SLICE_T_AUTO_SPREAD * Tmean ? ELLR_THREADS_PER_SLICE : Tmean;
+  const double csr_bytes = 12.0 * (double)nnz + 4.0 * ((double)nrows + 1);
+  int32_t      T         = ellr_threads_for(wmax, ELLR_SMALL_T_ENTRIES);
+  for (; T > 1 && max_fill > 0; T /= 2) { /* the fill limit, as the plan checks it */
+    int64_t stored = 0;
+    for (int32_t s = 0; s < nslices; s++) stored += (int64_t)((width[s] + T - 1) / T * T) * C;
+    const double bytes = 12.0 * (double)stored + (double)fixed;
+    if (bytes <= max_fill * csr_bytes || bytes <= ELLR_FILL_FLOOR_BYTES) break;
+  }
+  return T;
+}
+
 int64_t ellr_warp_iterations(const int32_t *rowlen, int32_t nrows, int32_t T)
 {
   const int32_t rows_per_warp = ELLR_MAX_THREADS_PER_ROW / T;
@@ -184,18 +199,23 @@ static ellr_status ellr_plan_geometry(ellr_plan *pl, const ellr_params *p, const
   const int32_t Tmean = ellr_default_threads_per_row(n ? (double)nnz / n : 0.0);
   pl->slice_start     = (int64_t *)malloc(((size_t)pl->nslices + 1) * sizeof(int64_t));
   if (!pl->slice_start) return ellr_error(ELLR_ERR_MEM, "cannot allocate the offsets of %d slices", pl->nslices);
-  /* each slice's longest row, kept in slice_start[s + 1] until the offsets replace it; the largest slice T */
-  int32_t tmax = 1;
+  /* each slice's longest row, kept in slice_start[s + 1] until the offsets replace it; the widest slice */
+  int32_t *widths = NULL, wmax = 0;
+  if (!p->threads_per_row && n < ELLR_SMALL_ROWS && !(widths = (int32_t *)malloc(((size_t)pl->nslices + 1) * sizeof(int32_t)))) return ellr_error(ELLR_ERR_MEM, "cannot allocate the widths of %d slices", pl->nslices);
   for (int32_t s = 0; s < pl->nslices; s++) {
     int32_t width = 0;
     for (int32_t i = s * pl->C; i < (s + 1) * pl->C && i < n; i++)
       if (pl->rowlen[i] > width) width = pl->rowlen[i];
     pl->slice_start[s + 1] = width;
-    if (ellr_slice_threads(width) > tmax) tmax = ellr_slice_threads(width);
+    if (widths) widths[s] = width;
+    if (width > wmax) wmax = width;
   }
-  /* automatic: per slice where, of several slices, one's T is far above the mean row's (ellr.h) */
-  pl->per_slice_T = p->threads_per_row == ELLR_THREADS_PER_SLICE || (!p->threads_per_row && pl->nslices > 1 && tmax >= ELLR_SLICE_T_AUTO_SPREAD * Tmean);
-  pl->T           = p->threads_per_row > 0 ? p->threads_per_row : (pl->per_slice_T ? tmax : Tmean);
+  /* automatic (ellr.h); the bytes besides the stored entries' as the statistics below count them */
+  const size_t  fixed = nstoredrows * sizeof(int32_t) + (pl->perm ? (size_t)n * sizeof(int32_t) : 0) + (pl->outrow ? (size_t)n * sizeof(int32_t) : 0) + ((size_t)pl->nslices + 1) * sizeof(int64_t) + ellr_long_bytes(pl);
+  const int32_t Ta    = p->threads_per_row ? p->threads_per_row : ellr_auto_threads(n, nnz, pl->nslices, pl->C, wmax, widths, fixed, p->max_fill);
+  free(widths);
+  pl->per_slice_T = Ta == ELLR_THREADS_PER_SLICE;
+  pl->T           = pl->per_slice_T ? ellr_slice_threads(wmax) : Ta; /* per slice: the largest slice's */
   /* Slice s is as wide as its longest row, rounded up to a whole number of T-groups (its own T, per slice). */
   pl->slice_start[0] = 0;
   for (int32_t s = 0; s < pl->nslices; s++) {
@@ -210,7 +230,7 @@ static ellr_status ellr_plan_geometry(ellr_plan *pl, const ellr_params *p, const
   sx->fill           = sx->nnz ? (double)(sx->nstored + sx->long_entries) / (double)sx->nnz : 1.0;
   sx->maxrowlen      = maxlen;
   sx->meanrowlen     = n ? (double)sx->nnz / n : 0.0;
-  sx->bytes          = (size_t)sx->nstored * (sizeof(double) + sizeof(int32_t)) + nstoredrows * sizeof(int32_t) + (pl->perm ? (size_t)n * sizeof(int32_t) : 0) + (pl->outrow ? (size_t)n * sizeof(int32_t) : 0) + ((size_t)pl->nslices + 1) * sizeof(int64_t) + ellr_long_bytes(pl);
+  sx->bytes          = (size_t)sx->nstored * (sizeof(double) + sizeof(int32_t)) + fixed;
   sx->niter          = ellr_plan_warp_iterations(pl);
   sx->niter_unsorted = ellr_warp_iterations(len, n, pl->per_slice_T ? Tmean : pl->T); /* per slice: at the one T of the mean row */
 

@@ -358,7 +358,14 @@ PetscErrorCode MatSeqAIJELLRView_Info(Mat A, PetscViewer viewer)
       char why[96] = "-mat_ellr_threads_per_row -1";
       if (!e->settings.eng.threads_per_row) PetscCall(PetscSNPrintf(why, sizeof(why), "automatic: a slice's T %dx the mean row's or more, or tuned", ELLR_SLICE_T_AUTO_SPREAD));
       PetscCall(PetscViewerASCIIPrintf(viewer, "threads per row per slice (%s; the smallest power of two with %d T >= the slice's longest row): %s slices; slice height %d (%d slice%s), rows %s\n", why, ELLR_SLICE_T_ENTRIES, counts, (int)pl->C, (int)pl->nslices, pl->nslices == 1 ? "" : "s", order));
-    } else PetscCall(PetscViewerASCIIPrintf(viewer, "threads per row %d%s, slice height %d (%d slice%s), rows %s\n", (int)pl->T, e->settings.eng.threads_per_row ? "" : " (automatic)", (int)pl->C, (int)pl->nslices, pl->nslices == 1 ? "" : "s", order));
+    } else {
+      char how[160] = "";
+      if (!e->settings.eng.threads_per_row) { /* ellr.h's ellr_auto_threads */
+        if (pl->nrows < ELLR_SMALL_ROWS) PetscCall(PetscSNPrintf(how, sizeof(how), " (automatic: under %d rows, the smallest power of two with %d T >= the widest slice, or tuned)", ELLR_SMALL_ROWS, ELLR_SMALL_T_ENTRIES));
+        else PetscCall(PetscSNPrintf(how, sizeof(how), " (automatic: the smallest power of two with 16 T >= the mean row, or tuned)"));
+      }
+      PetscCall(PetscViewerASCIIPrintf(viewer, "threads per row %d%s, slice height %d (%d slice%s), rows %s\n", (int)pl->T, how, (int)pl->C, (int)pl->nslices, pl->nslices == 1 ? "" : "s", order));
+    }
   }
   if (pl->nrows_out > pl->nrows) PetscCall(PetscViewerASCIIPrintf(viewer, "rows stored: the %d non-empty of %d (neither set-up nor product touches the empty ones)\n", (int)pl->nrows, (int)pl->nrows_out));
   PetscCall(PetscViewerASCIIPrintf(viewer, "fill ratio %.3f (%lld stored entries for %lld nonzeros), storage %.3f MB (CSR %.3f MB)\n", st->fill, (long long)(st->nstored + st->long_entries), (long long)st->nnz, ellr_stored_bytes(st) / 1e6, (12.0 * st->nnz + 4.0 * (pl->nrows + 1)) / 1e6));
