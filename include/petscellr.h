@@ -26,9 +26,10 @@
                                           visible, else aij (AIJ's own CPU products, no second copy of the matrix);
                                           cpu = the ELLPACK-R storage on the CPU (for testing the format)
 .  -mat_ellr_threads_per_row <0>        - T in {1,2,4,8,16,32}; -1 = each slice its own T (the smallest power of two
-                                          with 16 T >= its longest row); 0 = automatic: per slice where some slice's T
-                                          is 4x the mean row's or more, else from nnz/row (searched, per slice
-                                          included, with -mat_ellr_tune exhaustive)
+                                          with 16 T >= its longest row); 0 = automatic: under 32768 rows one T with
+                                          4 T >= the widest slice (halved under -mat_ellr_max_fill); else per slice
+                                          where some slice's T is 4x the mean row's or more, else from nnz/row
+                                          (searched, per slice included, with -mat_ellr_tune exhaustive)
 .  -mat_ellr_block_size <0>             - GPU threads per block (multiple of 32, at most 1024); 0 = automatic (256, or searched)
 .  -mat_ellr_slice_height <32>          - rows per slice, each as wide as its longest row; 0 = one slice of all rows
                                           (plain full-width ELLPACK-R)

@@ -1,4 +1,4 @@
-static char help[] = "KSP x PC iteration counts with MATELLR and MATPELLR equal MATAIJ's.\n\
+static char help[] = "KSP x PC iteration counts with MATELLR and MATPELLR equal MATAIJ's (within one).\n\
 Options:\n\
   -ksps cg,gmres,...   Krylov methods (default cg,gmres,bcgs,bicg)\n\
   -pcs none,jacobi,... preconditioners (default none,jacobi,ilu,icc,sor,bjacobi,gamg; ilu and icc on one rank only)\n\
@@ -6,7 +6,7 @@ Options:\n\
 
 /*
    ksp_iters - solves the same systems with MATAIJ, MATELLR (ellrt) and MATPELLR (pellr) for every
-   KSP x PC pair and checks that the iteration counts and converged reasons are identical and that
+   KSP x PC pair and checks that the converged reasons are identical, the iteration counts within one, and that
    the plugin's products ran (MatELLRGetProductCount). Problems:
      poisson   3D Laplacian, 7-point, 10^3 unknowns (SPD): every KSP x PC;
      convdiff  2D convection-diffusion, upwind, 30^2 unknowns (nonsymmetric): gmres, bcgs, bicg
@@ -143,8 +143,11 @@ int main(int argc, char **argv)
         if (p == CONVDIFF && c == 3) continue;        /* ICC needs a symmetric matrix */
         if (k == 3 && c == 4) continue;               /* PETSc has no transpose of (non-symmetric) SOR for BiCG */
         for (int t = 0; t < 3; t++) PetscCall(Solve((Problem)p, types[t], allksp[k], allpc[c], &its[t], &reason[t], &nprod[t]));
+        /* the same reason and, within one, the same count: the plugin's products sum each row in another order
+           (T lanes per row), and a residual within rounding of the tolerance may cross it one iteration earlier or
+           later (BiCGStab without a preconditioner on convdiff: 55 with AIJ, 54 with ellrt at T = 2 on the H100) */
         for (int t = 1; t < 3; t++) {
-          if (its[t] != its[0] || reason[t] != reason[0]) same = PETSC_FALSE;
+          if (PetscAbsInt(its[t] - its[0]) > 1 || reason[t] != reason[0]) same = PETSC_FALSE;
         }
         nsolves++;
         PetscCall(PetscPrintf(PETSC_COMM_WORLD, "%s %s %s: aij %" PetscInt_FMT " %s, ellrt %" PetscInt_FMT " %s, pellr %" PetscInt_FMT " %s%s%s\n", probs[p], allksp[k], allpc[c], its[0], KSPConvergedReasons[reason[0]], its[1], KSPConvergedReasons[reason[1]], its[2],

@@ -122,17 +122,20 @@ __device__ __forceinline__ double ellr_dot_group(const I *__restrict__ cp, int32
   return sum;
 }
 
-/* sum over j < nit of val[j*CT] * x[col[j*CT]].  A lane of at most ELLR_DOT_SHORT column blocks (short rows: a
-   7-point or 5-point stencil row at T = 1, the short slices of irregular matrices) issues all its loads at once:
-   one round trip to memory.  Longer lanes keep four column blocks of loads in flight, then the last 1-3 together
-   (a 7-point row as 4 + 3 paid two round trips; so did a 27-point row at T = 2 as 4 + 4 + 4 + 2, where grouping
-   the last 6 measured 6% slower).  The sum runs in column-block order either way: the grouping changes no bit. */
+/* sum over j < nit of val[j*CT] * x[col[j*CT]].  A lane of 4 to ELLR_DOT_SHORT column blocks (short rows: a
+   5-point or 7-point stencil row at T = 1, rows of 3-7 entries) issues all its loads at once: one round trip to
+   memory instead of two (4 + 1, 4 + 3) -- measured on the H100 (doc/performance.md): 2d5 1.07-1.10x, short rows
+   with scattered columns 1.13x, power laws in their own order 1.02-1.04x, 3d27 0.96x.  Lanes of at most 3 (small
+   matrices at large T) take the 3-slot group, which measured 5-18% faster there than the 7-slot one; longer lanes
+   keep four column blocks of loads in flight, then the last 1-3 together (grouping a 27-point row's last 6 at
+   T = 2 measured 6% slower).  The sum runs in column-block order either way: the grouping changes no bit. */
 #ifndef ELLR_DOT_SHORT
   #define ELLR_DOT_SHORT 7
 #endif
 template <bool CHECKCOL, int LD, class I>
 __device__ __forceinline__ double ellr_dot(const I *__restrict__ cp, int32_t base, const double *__restrict__ vp, int64_t CT, int nit, const double *__restrict__ x)
 {
+  if (nit <= 3) return ellr_dot_group<3, CHECKCOL, LD>(cp, base, vp, CT, nit, x, 0.0);
   if (nit <= ELLR_DOT_SHORT) return ellr_dot_group<ELLR_DOT_SHORT, CHECKCOL, LD>(cp, base, vp, CT, nit, x, 0.0);
   double sum = 0.0;
   int    j   = 0;
