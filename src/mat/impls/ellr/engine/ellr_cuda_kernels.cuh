@@ -101,45 +101,18 @@ __device__ __forceinline__ double ellr_ldx(const double *__restrict__ x, int32_t
   return c >= 0 ? v : 0.0;
 }
 
-/* The last m <= N column blocks of a lane, every load issued before the first is used. */
-template <int N, bool CHECKCOL, int LD, class I>
-__device__ __forceinline__ double ellr_dot_group(const I *__restrict__ cp, int32_t base, const double *__restrict__ vp, int64_t CT, int m, const double *__restrict__ x, double sum)
-{
-  int32_t c[N];
-  double  v[N];
-#pragma unroll
-  for (int k = 0; k < N; k++) {
-    c[k] = 0;
-    v[k] = 0.0;
-    if (k < m) {
-      c[k] = ellr_colof<CHECKCOL>(ellr_ldi<LD>(cp + k * CT), base);
-      v[k] = ellr_ldd<LD>(vp + k * CT);
-    }
-  }
-#pragma unroll
-  for (int k = 0; k < N; k++)
-    if (k < m) sum = fma(v[k], ellr_ldx<CHECKCOL>(x, c[k]), sum);
-  return sum;
-}
-
-/* sum over j < nit of val[j*CT] * x[col[j*CT]].  A lane of 4 to ELLR_DOT_SHORT column blocks (short rows: a
-   5-point or 7-point stencil row at T = 1, rows of 3-7 entries) issues all its loads at once: one round trip to
-   memory instead of two (4 + 1, 4 + 3) -- measured on the H100 (doc/performance.md): 2d5 1.07-1.10x, short rows
-   with scattered columns 1.13x, power laws in their own order 1.02-1.04x, 3d27 0.96x.  Lanes of at most 3 (small
-   matrices at large T) take the 3-slot group, which measured 5-18% faster there than the 7-slot one; longer lanes
-   keep four column blocks of loads in flight, then the last 1-3 together (grouping a 27-point row's last 6 at
-   T = 2 measured 6% slower).  The sum runs in column-block order either way: the grouping changes no bit. */
-#ifndef ELLR_DOT_SHORT
-  #define ELLR_DOT_SHORT 7
-#endif
+/* sum over j < nit of val[j*CT] * x[col[j*CT]], four column blocks of loads in flight, then the last 1-3 column
+   blocks with every load issued before the first is used (a 7-point stencil's row is 4 + 3: one more round trip
+   to memory per column block otherwise).  The sum runs in column-block order.  Measured on the H100 and not kept
+   (doc/performance.md, "Automatic T for small matrices"): issuing up to 7 column blocks at once, as a last group or
+   for whole short lanes, took 2d5 1.07-1.10x and short scattered rows 1.13x faster but slowed 3d27 by 4-6%, the
+   small matrices by 5-18% and the per-slice power laws by up to 15% (the chunks kernel's code grew with it). */
 template <bool CHECKCOL, int LD, class I>
 __device__ __forceinline__ double ellr_dot(const I *__restrict__ cp, int32_t base, const double *__restrict__ vp, int64_t CT, int nit, const double *__restrict__ x)
 {
-  if (nit <= 3) return ellr_dot_group<3, CHECKCOL, LD>(cp, base, vp, CT, nit, x, 0.0);
-  if (nit <= ELLR_DOT_SHORT) return ellr_dot_group<ELLR_DOT_SHORT, CHECKCOL, LD>(cp, base, vp, CT, nit, x, 0.0);
   double sum = 0.0;
   int    j   = 0;
-  for (; j + 4 <= nit; j += 4) {
+  for (; nit - j > 3; j += 4) {
     const int32_t c0 = ellr_colof<CHECKCOL>(ellr_ldi<LD>(cp), base), c1 = ellr_colof<CHECKCOL>(ellr_ldi<LD>(cp + CT), base);
     const int32_t c2 = ellr_colof<CHECKCOL>(ellr_ldi<LD>(cp + 2 * CT), base), c3 = ellr_colof<CHECKCOL>(ellr_ldi<LD>(cp + 3 * CT), base);
     const double  v0 = ellr_ldd<LD>(vp), v1 = ellr_ldd<LD>(vp + CT), v2 = ellr_ldd<LD>(vp + 2 * CT), v3 = ellr_ldd<LD>(vp + 3 * CT);
@@ -154,7 +127,24 @@ __device__ __forceinline__ double ellr_dot(const I *__restrict__ cp, int32_t bas
     cp += 4 * CT;
     vp += 4 * CT;
   }
-  return j < nit ? ellr_dot_group<3, CHECKCOL, LD>(cp, base, vp, CT, nit - j, x, sum) : sum;
+  const int m = nit - j; /* 0..3 */
+  if (m > 0) {
+    int32_t c[3];
+    double  v[3];
+#pragma unroll
+    for (int k = 0; k < 3; k++) {
+      c[k] = 0;
+      v[k] = 0.0;
+      if (k < m) {
+        c[k] = ellr_colof<CHECKCOL>(ellr_ldi<LD>(cp + k * CT), base);
+        v[k] = ellr_ldd<LD>(vp + k * CT);
+      }
+    }
+#pragma unroll
+    for (int k = 0; k < 3; k++)
+      if (k < m) sum = fma(v[k], ellr_ldx<CHECKCOL>(x, c[k]), sum);
+  }
+  return sum;
 }
 
 /* The product of one thread's entries of slice s, from offset q inside the slice (values at vp), with the
