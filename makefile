@@ -133,13 +133,14 @@ $(BUILD)/tests/engine/%: tests/engine/%.c $(ENGINE_C) $(ENGINE_TEST_SRC) $(wildc
 	@mkdir -p $(dir $@)
 	cc -std=gnu11 -O2 -g -Wall -Wextra -I$(ENGINE_DIR) -Itests/engine/common $< $(ENGINE_C) $(ENGINE_TEST_SRC) -o $@ -lm
 
-# GPU programs (built here, run on the GPU machine): the engine's GPU test and the spmv benchmark.
+# GPU programs (built here, run on the GPU machine): the engine's GPU test and the spmv benchmark (rebuilt when an
+# engine header changes too: the kernels live in .cuh files).
 GPU_PROGS := $(BUILD)/tests/engine/test_engine_cuda $(BUILD)/tests/spmv/spmv
 spmv: $(GPU_PROGS)
-$(BUILD)/tests/engine/test_engine_cuda: tests/engine/test_engine_cuda.cu $(ENGINE_C) $(wildcard $(ENGINE_DIR)/*.cu) $(ENGINE_TEST_SRC)
+$(BUILD)/tests/engine/test_engine_cuda: tests/engine/test_engine_cuda.cu $(ENGINE_C) $(wildcard $(ENGINE_DIR)/*.cu $(ENGINE_DIR)/*.cuh $(ENGINE_DIR)/*.h tests/engine/common/*.h) $(ENGINE_TEST_SRC)
 	@mkdir -p $(dir $@)
 	$(NVCC) $(NVCCFLAGS) -I$(ENGINE_DIR) -Itests/engine/common $< $(ENGINE_C) $(wildcard $(ENGINE_DIR)/*.cu) $(ENGINE_TEST_SRC) -o $@
-$(BUILD)/tests/spmv/spmv: $(wildcard tests/spmv/*.cu tests/spmv/*.c tests/spmv/*.h) $(ENGINE_C) $(wildcard $(ENGINE_DIR)/*.cu) $(ENGINE_TEST_SRC)
+$(BUILD)/tests/spmv/spmv: $(wildcard tests/spmv/*.cu tests/spmv/*.c tests/spmv/*.h) $(ENGINE_C) $(wildcard $(ENGINE_DIR)/*.cu $(ENGINE_DIR)/*.cuh $(ENGINE_DIR)/*.h tests/engine/common/*.h) $(ENGINE_TEST_SRC)
 	@mkdir -p $(dir $@)
 	$(NVCC) $(NVCCFLAGS) -I$(ENGINE_DIR) -Itests/engine/common $(wildcard tests/spmv/*.cu tests/spmv/*.c) $(ENGINE_C) $(wildcard $(ENGINE_DIR)/*.cu) $(ENGINE_TEST_SRC) -o $@ -lcusparse -lz
 
