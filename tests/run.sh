@@ -321,7 +321,7 @@ for o in "-mat_ellr_threads_per_row 4" "-mat_ellr_threads_per_row 32 -mat_ellr_m
   t_out "ex1_ellrt_opts${i}_np2" "ex1_np2" filter_types 1e-3 -- $MPIEXEC -n 2 "$EX1" $EX1OPTS -mat_type ellrt $ENGINE $o
 done
 # the format report of -mat_view ::ascii_info
-Q=1 t_grep ex1_view_ellrt "petsc-ellr format ellrt && backend $BACKEND && threads per row 2 \(automatic: under 32768 rows, the smallest power of two with 4 T >= the widest slice, or tuned\), slice height 32 \(128 slices\), rows in their own order && fill ratio 1\.[0-9]+ \([0-9]+ stored entries for 27136 nonzeros\) && column indices: 16-bit offsets in 128 of 128 slices && warp iterations per product" \
+Q=1 t_grep ex1_view_ellrt "petsc-ellr format ellrt && backend $BACKEND && threads per row 2 \(automatic: under 32768 rows, the smallest power of two with 4 T >= the widest slice, halved while it pads past -mat_ellr_max_fill, or tuned\), slice height 32 \(128 slices\), rows in their own order && fill ratio 1\.[0-9]+ \([0-9]+ stored entries for 27136 nonzeros\) && column indices: 16-bit offsets in 128 of 128 slices && warp iterations per product" \
   -- "$EX1" -n 16 -mat_type ellrt -mat_view ::ascii_info $ENGINE -ksp_type cg -pc_type jacobi
 t_grep ex1_view_pellr "petsc-ellr format pellr && slice height 32 \(128 slices?\), rows sorted by decreasing length && fill ratio && warp iterations per product" \
   -- "$EX1" -n 16 -mat_type pellr -mat_view ::ascii_info $ENGINE -ksp_type cg -pc_type jacobi
@@ -498,7 +498,7 @@ MISSING=$MAT_MISSING
     else
       t_grep matrix_memplus_ellrt_slice_threads "threads per row per slice \(-mat_ellr_threads_per_row -1; the smallest power of two with 16 T >= the slice's longest row\): 529 x T=1, 3 x T=4, 2 x T=8, 13 x T=16, 8 x T=32 slices; slice height 32 \(555 slices\), rows in their own order && Products vs MATAIJ: agree" \
         -- "$EX2" -f "$f" -mat_type ellrt -mat_ellr_threads_per_row -1 -mat_view ::ascii_info -compare_aij -solve false $ENGINE
-      t_grep matrix_memplus_ellrt_small_T "threads per row 32 \(automatic: under 32768 rows, the smallest power of two with 4 T >= the widest slice, or tuned\), slice height 32 \(555 slices\), rows in their own order && Products vs MATAIJ: agree" \
+      t_grep matrix_memplus_ellrt_small_T "threads per row 32 \(automatic: under 32768 rows, the smallest power of two with 4 T >= the widest slice, halved while it pads past -mat_ellr_max_fill, or tuned\), slice height 32 \(555 slices\), rows in their own order && Products vs MATAIJ: agree" \
         -- "$EX2" -f "$f" -mat_type ellrt -mat_view ::ascii_info -compare_aij -solve false $ENGINE
     fi
   fi

@@ -361,7 +361,7 @@ PetscErrorCode MatSeqAIJELLRView_Info(Mat A, PetscViewer viewer)
     } else {
       char how[160] = "";
       if (!e->settings.eng.threads_per_row) { /* ellr.h's ellr_auto_threads */
-        if (pl->nrows < ELLR_SMALL_ROWS) PetscCall(PetscSNPrintf(how, sizeof(how), " (automatic: under %d rows, the smallest power of two with %d T >= the widest slice, or tuned)", ELLR_SMALL_ROWS, ELLR_SMALL_T_ENTRIES));
+        if (pl->nrows < ELLR_SMALL_ROWS) PetscCall(PetscSNPrintf(how, sizeof(how), " (automatic: under %d rows, the smallest power of two with %d T >= the widest slice, halved while it pads past -mat_ellr_max_fill, or tuned)", ELLR_SMALL_ROWS, ELLR_SMALL_T_ENTRIES));
         else PetscCall(PetscSNPrintf(how, sizeof(how), " (automatic: the smallest power of two with 16 T >= the mean row, or tuned)"));
       }
       PetscCall(PetscViewerASCIIPrintf(viewer, "threads per row %d%s, slice height %d (%d slice%s), rows %s\n", (int)pl->T, how, (int)pl->C, (int)pl->nslices, pl->nslices == 1 ? "" : "s", order));
