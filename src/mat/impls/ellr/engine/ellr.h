@@ -96,8 +96,8 @@ static inline ELLR_HD int32_t ellr_slice_threads(int64_t width) { return ellr_th
    ELLR_SMALL_T_ENTRIES T >= the widest slice, so that the longest row takes each of its lanes one group of loads.
    A product of such a matrix moves a few MB (under a microsecond at the H100's 3 TB/s) and lasts as long as its
    longest lane's chain of dependent loads (index, then x) -- latency, not bandwidth.  Measured on the H100
-   (tests/spmv --geometry, doc/performance.md), ellrt in slices of 32: on the eight SuiteSparse matrices of
-   765-17758 rows this T came within 7% of the best one T of 1..32 every time, 1.10-1.81x the speed of the mean
+   (tests/spmv --geometry, doc/performance.md), ellrt in slices of 32: on the nine SuiteSparse matrices of
+   42-17758 rows this T came within 7% of the best one T of 1..32 every time, 1.10-1.84x the speed of the mean
    row's T (or of each slice's own T); on 3d7 N=48 (110592 rows, all rows 7 long) T=1 stays best, on web-NotreDame
    (325729 rows) each slice's own.  ELLR_SMALL_ROWS is 4 resident warps' rows per SM slot of an H100 (132 SMs x
    64 warps x 4), so a warp per row still gives the GPU a few waves. */

@@ -19,7 +19,7 @@
 /* Counters reduced on the device and read back once per step. */
 struct ellr_plan_counters {
   unsigned long long signature, niter, niter_unsorted;
-  int                maxlen, nonempty, bad, tmax, wmax;
+  int                maxlen, nonempty, bad, wmax;
 };
 
 __device__ __forceinline__ unsigned long long ellr_mix64(unsigned long long z)
@@ -87,22 +87,17 @@ __global__ void ellr_kernel_slice_width(int64_t nrows, int32_t C, const int32_t 
   } else if (l > 0) atomicMax(width + s, l);
 }
 
-/* Slice sizes in entries: width rounded up to T (T = 0: each slice's own, ellr_slice_threads); tmax gets the largest. */
-__global__ void ellr_kernel_slice_sizes(int32_t nslices, int32_t C, int32_t T, const int32_t *__restrict__ width, int64_t *size, int *tmax)
+/* Slice sizes in entries: width rounded up to T (T = 0: each slice's own, ellr_slice_threads). */
+__global__ void ellr_kernel_slice_sizes(int32_t nslices, int32_t C, int32_t T, const int32_t *__restrict__ width, int64_t *size)
 {
-  const int64_t s  = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-  int           Ts = 1;
+  const int64_t s = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
   if (s < nslices) {
-    Ts      = T ? T : ellr_slice_threads(width[s]);
-    size[s] = (int64_t)((width[s] + Ts - 1) / Ts * Ts) * C;
-  }
-  if (!T) {
-    Ts = ellr_warp_max(Ts);
-    if ((threadIdx.x & 31) == 0) atomicMax(tmax, Ts);
+    const int32_t Ts = T ? T : ellr_slice_threads(width[s]);
+    size[s]          = (int64_t)((width[s] + Ts - 1) / Ts * Ts) * C;
   }
 }
 
-/* The widest slice (the automatic T's rule reads it, ellr.h). */
+/* The widest slice: the automatic T's rule reads it (ellr.h), and each slice's own T is largest there. */
 __global__ void ellr_kernel_slice_width_max(int32_t nslices, const int32_t *__restrict__ width, ellr_plan_counters *c)
 {
   const int64_t s  = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
@@ -345,9 +340,9 @@ ellr_status ellr_cuda_plan_geometry(const int32_t *d_rowptr, int T, const ellr_p
   CUE(cudaMemsetAsync(dp->slice_start, 0, sizeof(int64_t), s));
   if (!st && n > 0) {
     ellr_kernel_slice_width<<<grid_of(nstoredrows, 256), 256, 0, s>>>(nstoredrows, pl->C, dp->rowlen, width);
+    if (T <= 0) ellr_kernel_slice_width_max<<<grid_of(ns, 256), 256, 0, s>>>(ns, width, c);
+    CUE(cudaGetLastError());
     if (!T) { /* automatic: from the widest slice, as the host plan (ellr.h's ellr_auto_threads) */
-      ellr_kernel_slice_width_max<<<grid_of(ns, 256), 256, 0, s>>>(ns, width, c);
-      CUE(cudaGetLastError());
       CUE(cudaMemcpyAsync(&hc, c, sizeof(hc), cudaMemcpyDeviceToHost, s));
       int32_t *hw = NULL; /* small matrices: the widths on the host, for the fill limit (ns <= ELLR_SMALL_ROWS) */
       if (!st && n < ELLR_SMALL_ROWS && !(hw = (int32_t *)malloc((size_t)ns * sizeof(int32_t)))) st = ellr_error(ELLR_ERR_MEM, "cannot allocate the widths of %d slices", ns);
@@ -358,9 +353,9 @@ ellr_status ellr_cuda_plan_geometry(const int32_t *d_rowptr, int T, const ellr_p
       pl->per_slice_T = T == ELLR_THREADS_PER_SLICE;
     }
   }
-  pl->T = T > 0 ? T : (pl->per_slice_T ? 1 : Tmean); /* per slice: the largest slice's, below */
+  pl->T = T > 0 ? T : (pl->per_slice_T ? 1 : Tmean); /* per slice: the widest slice's, below */
   if (!st && n > 0) {
-    ellr_kernel_slice_sizes<<<grid_of(ns, 256), 256, 0, s>>>(ns, pl->C, pl->per_slice_T ? 0 : pl->T, width, dp->slice_start + 1, &c->tmax);
+    ellr_kernel_slice_sizes<<<grid_of(ns, 256), 256, 0, s>>>(ns, pl->C, pl->per_slice_T ? 0 : pl->T, width, dp->slice_start + 1);
     CUE(cudaGetLastError());
     if (!st) st = ellr_cuda_inclusive_sum(dp->slice_start + 1, ns, s);
     if (!st) ellr_kernel_niter<<<grid_of(n, 256), 256, 0, s>>>(n, pl->C, pl->T, pl->per_slice_T, pl->per_slice_T ? Tmean : pl->T, dp->slice_start, dp->rowlen, d_rowptr, pl->long_min, c);
@@ -374,7 +369,7 @@ ellr_status ellr_cuda_plan_geometry(const int32_t *d_rowptr, int T, const ellr_p
   sfree(&c, s);
   if (st) return st;
 
-  if (pl->per_slice_T && hc.tmax > pl->T) pl->T = hc.tmax;
+  if (pl->per_slice_T) pl->T = ellr_slice_threads(hc.wmax);
   ellr_stats *sx = &pl->stats;
   sx->nstored    = pl->slice_start[ns];
   sx->fill       = sx->nnz ? (double)(sx->nstored + sx->long_entries) / (double)sx->nnz : 1.0;
