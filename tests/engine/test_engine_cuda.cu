@@ -56,6 +56,7 @@ struct shape {
   int         auto_T_only; /* a large shape: automatic T only (the large matrices' rule), to keep the test quick */
 };
 static long g_auto_per_slice_same; /* automatic plans that came out per slice, GPU plan = host plan */
+static long g_pinned;              /* matrices whose host values were page-locked (ELLR_PIN_MIN and more) */
 
 /* ---- device products ------------------------------------------------------------------------ */
 /* All device traffic of the test goes through up()/down(), which wait for the whole device: the
@@ -281,6 +282,9 @@ static void run_shape(shape *sh, int quick, cudaStream_t stream, long *ncreated)
           CHECK(same, "%s: the GPU plan differs from the host plan: long rows %d/%d (%lld/%lld entries) packed slices %d/%d index bytes %zu/%zu nstored %lld/%lld niter %lld/%lld unsorted %lld/%lld max %d/%d nonempty %d/%d bytes %zu/%zu", name, g->nlong, h->nlong, (long long)g->stats.long_entries, (long long)h->stats.long_entries, g->stats.packed_slices, h->stats.packed_slices, g->stats.index_bytes, h->stats.index_bytes, (long long)g->stats.nstored, (long long)h->stats.nstored, (long long)g->stats.niter, (long long)h->stats.niter, (long long)g->stats.niter_unsorted, (long long)h->stats.niter_unsorted, g->stats.maxrowlen, h->stats.maxrowlen, g->stats.nonempty_rows, h->stats.nonempty_rows, g->stats.bytes, h->stats.bytes);
         }
         CHECK(p.pin_host || info.pinned_bytes == 0, "%s: page-locked without pin_host", name);
+        CHECK(info.pinned_bytes == 0 || (size_t)nnz * sizeof(double) >= ELLR_PIN_MIN, "%s: %zu bytes page-locked, values of %zu bytes under ELLR_PIN_MIN", name, info.pinned_bytes, (size_t)nnz * sizeof(double));
+        CHECK(!p.pin_host || (size_t)nnz * sizeof(double) < ELLR_PIN_MIN + 8192 || info.pinned_bytes > 0 || info.pin_note[0], "%s: values of %zu bytes not page-locked", name, (size_t)nnz * sizeof(double));
+        g_pinned += info.pinned_bytes > 0;
 
         /* values changed before tuning (a third of the configurations): tuning must refill with them */
         tcsr b = *a, c = *a;
@@ -601,6 +605,52 @@ static void check_lifecycles(cudaStream_t stream)
   tcsr_free(&a);
 }
 
+/* Page-locking (pin_host): values of ELLR_PIN_MIN bytes and more are page-locked and uploaded by the second host
+   thread; refreshes from the same host arrays, changed in place as AIJ changes them, copy from the registered
+   pages; after ellr_cuda_unpin_host they copy as pageable memory.  Without pin_host nothing is page-locked. */
+static void check_pinning(cudaStream_t stream)
+{
+  tcsr a;
+  if (tcsr_stencil_3d7(&a, 48)) return; /* 110592 rows, 6 MB of values */
+  const int64_t nnz = tcsr_nnz(&a);
+  CHECK((size_t)nnz * sizeof(double) >= ELLR_PIN_MIN + 8192, "the pinning shape's values (%zu bytes) are under ELLR_PIN_MIN", (size_t)nnz * sizeof(double));
+  ellr_csr    av = tcsr_view(&a);
+  ellr_params p  = {0, 0, 32, 0, 0, 0.0, 0, 0};
+  vecs        v;
+  vecs_init(&v, (size_t)a.nrows);
+  for (int pin = 0; pin < 2; pin++) {
+    char name[64];
+    snprintf(name, sizeof(name), "3d7 N=48 pin_host=%d", pin);
+    p.pin_host = pin;
+    ellr_matrix ref;
+    if (ellr_matrix_create(&av, &p, &ref)) break;
+    ellr_cuda_matrix *d  = NULL;
+    ellr_status       st = ellr_cuda_create(&av, &p, stream, &d);
+    CHECK(st == ELLR_OK, "%s: create: %s", name, ellr_last_error());
+    if (!st) {
+      ellr_cuda_info info;
+      ellr_cuda_get_info(d, &info);
+      CHECK(pin ? info.pinned_bytes > 0 || info.pin_note[0] : info.pinned_bytes == 0, "%s: %zu bytes page-locked (%s)", name, info.pinned_bytes, info.pin_note);
+      g_pinned += info.pinned_bytes > 0;
+      check_all_products(name, &a, &ref, d, &v, stream, 9500 + pin);
+      for (int round = 0; round < 2; round++) { /* refreshes from the arrays as registered, then after unpinning */
+        tcsr_randomize_values(&a, 9600 + 10 * pin + round);
+        st = ellr_cuda_update_values(d, &av, stream);
+        CHECK(st == ELLR_OK, "%s: update %d: %s", name, round, ellr_last_error());
+        ref_values(&ref, &a);
+        check_all_products(name, &a, &ref, d, &v, stream, 9700 + 10 * pin + round);
+        CHECK(ellr_cuda_unpin_host(d) == ELLR_OK, "%s: unpin: %s", name, ellr_last_error());
+        ellr_cuda_get_info(d, &info);
+        CHECK(info.pinned_bytes == 0, "%s: %zu bytes still page-locked after ellr_cuda_unpin_host", name, info.pinned_bytes);
+      }
+      CHECK(ellr_cuda_destroy(d) == ELLR_OK, "%s: destroy: %s", name, ellr_last_error());
+    }
+    ellr_matrix_destroy(&ref);
+  }
+  vecs_free(&v);
+  tcsr_free(&a);
+}
+
 static void check_errors(void)
 {
   tcsr a;
@@ -736,6 +786,7 @@ int main(int argc, char **argv)
     cudaStream_t stream; /* non-blocking, as PETSc's: nothing orders it with the default stream */
     CUDA_OK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
     check_lifecycles(stream);
+    check_pinning(stream);
     long   created = 0;
     double t0      = twall_ms();
     for (int s = 0; s < ns; s++) {
@@ -748,8 +799,9 @@ int main(int argc, char **argv)
       printf("%-20s %5d x %-5d nnz %7lld: %6ld passed, %ld failed\n", sh[s].name, sh[s].a.nrows, sh[s].a.ncols, (long long)tcsr_nnz(&sh[s].a), g_pass - p0, g_fail - f0);
     }
     CUDA_OK(cudaStreamDestroy(stream));
-    printf("device matrices created: %ld in %.1f s; automatic T per slice with the GPU plan equal to the host plan: %ld\n", created, (twall_ms() - t0) / 1e3, g_auto_per_slice_same);
+    printf("device matrices created: %ld in %.1f s; automatic T per slice with the GPU plan equal to the host plan: %ld; host values page-locked: %ld\n", created, (twall_ms() - t0) / 1e3, g_auto_per_slice_same, g_pinned);
     CHECK(quick || g_auto_per_slice_same > 0, "no automatic plan came out per slice on the GPU");
+    CHECK(g_pinned > 0, "no matrix had its host values page-locked (the threaded upload is untested)");
   } else printf("no CUDA device: device products skipped\n");
   for (int s = 0; s < ns; s++) tcsr_free(&sh[s].a);
   printf("test_engine_cuda: %ld passed, %ld failed\n", g_pass, g_fail);

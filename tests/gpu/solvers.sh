@@ -2,7 +2,8 @@
 # tests/gpu/solvers.sh OUTDIR [NPS] - time to solution with aijcusparse, sellcuda, ellrt and pellr: same PETSc build,
 # same run, solves to rtol 1e-6 (CG + Jacobi).  Writes OUTDIR/tts.md (tests/gpu/tts.py) and the logs.
 #   NPS (default "1"): the MPI sizes, one GPU per rank ("1 2" on nvidia-h200-x2).
-#   on 1 GPU:  PETSc's unmodified ex45 160^3; our ex1 7-point 160^3 and 27-point 100^3 (-timing -solves 2)
+#   on 1 GPU:  PETSc's unmodified ex45 160^3; our ex1 7-point 160^3 and 27-point 100^3 (-timing -solves 2), and
+#              the small ex1 7-point 24^3 and 27-point 16^3
 #   on NP > 1: ex45 192^3 and ex1 7-point 192^3 (the same problems on 1 GPU are run too, for the speed-up)
 set -uo pipefail
 OUT=${1:?}
@@ -34,6 +35,9 @@ for np in $NPS; do
       run ex45_160 1 $t $B/petsc-tutorials/ex45 -da_grid_x 160 -da_grid_y 160 -da_grid_z 160 -dm_mat_type $t -dm_vec_type cuda
       run ex1_7pt_160 1 $t $B/tutorials/ex1 -stencil 7 -n 160 -mat_type $t -timing -solves 2
       run ex1_27pt_100 1 $t $B/tutorials/ex1 -stencil 27 -n 100 -mat_type $t -timing -solves 2
+      # small problems, where the set-up is most of what a solve pays
+      run ex1_7pt_24 1 $t $B/tutorials/ex1 -stencil 7 -n 24 -mat_type $t -timing -solves 2
+      run ex1_27pt_16 1 $t $B/tutorials/ex1 -stencil 27 -n 16 -mat_type $t -timing -solves 2
     done
   else
     for t in $TYPES; do

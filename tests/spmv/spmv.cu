@@ -4,8 +4,9 @@
   For each matrix: cuSPARSE CSR (ALG1, ALG2), cuSPARSE sliced ELL (slice 32), and the engine's
   formats of g_engine_formats (ELLR-T: plain ELLPACK-R, tuned T and BS; PELLR: rows sorted by length,
   slices of 32, tuned); every result checked against a host CSR reference before timing; time =
-  median of >= 30 products timed with CUDA events after warm-up.  The engine's setup is reported as
-  create + tune; its values refresh and products with host vectors (ellr_cuda_mult_mixed) are timed
+  median of >= 30 products timed with CUDA events after warm-up.  Set-up is what a user pays from a host CSR:
+  the engine's create + tune; cuSPARSE CSR's allocations, pageable copies, descriptor, buffer and preprocess
+  (aijcusparse's path).  The engine's values refresh and products with host vectors (ellr_cuda_mult_mixed) are timed
   and checked too.  GB/s-eff = (12 nnz + 4 (n+1) + 8 ncols + 8 n) / time for every format; bytes/nnz =
   the bytes of the matrix storage the format reads (cuSPARSE CSR: 12 nnz + 4 (n+1); cuSPARSE SELL: its
   arrays; the engine: its plan's padded values, columns, row lengths, permutation and slice offsets) / nnz.
@@ -144,7 +145,7 @@ static void record(const bench_matrix &m, const char *fmt, const std::string &pa
   r.bpn      = tcsr_nnz(&m.a) ? (double)read_bytes / tcsr_nnz(&m.a) : 0;
   r.vs_csr   = 0;
   g_results.push_back(r);
-  printf("  %-22s %-44s %9.4f ms %8.1f GF/s %8.1f GB/s-eff %9.1f MB %6.1f B/nnz setup %8.1f ms err %.1e\n", fmt, params.c_str(), ms, r.gflops, r.gbs, bytes / 1e6, r.bpn, setup_ms, err);
+  printf("  %-22s %-44s %9.4f ms %8.1f GF/s %8.1f GB/s-eff %9.1f MB %6.1f B/nnz setup %8.3f ms err %.1e\n", fmt, params.c_str(), ms, r.gflops, r.gbs, bytes / 1e6, r.bpn, setup_ms, err);
   fflush(stdout);
 }
 
@@ -155,6 +156,8 @@ static void bench_cusparse(cusparseHandle_t h, const bench_matrix &m, const doub
   const int64_t nnz = tcsr_nnz(a);
   int32_t      *drp, *dci;
   double       *dv;
+  /* set-up as aijcusparse pays it: allocations, pageable copies from the host CSR, descriptor, buffer, preprocess */
+  const double  t_up = twall_ms();
   CK(cudaMalloc(&drp, ((size_t)a->nrows + 1) * 4));
   CK(cudaMalloc(&dci, (size_t)(nnz ? nnz : 1) * 4));
   CK(cudaMalloc(&dv, (size_t)(nnz ? nnz : 1) * 8));
@@ -164,6 +167,7 @@ static void bench_cusparse(cusparseHandle_t h, const bench_matrix &m, const doub
   cusparseSpMatDescr_t A;
   cusparseDnVecDescr_t X, Y;
   CS(cusparseCreateCsr(&A, a->nrows, a->ncols, nnz, drp, dci, dv, CUSPARSE_INDEX_32I, CUSPARSE_INDEX_32I, CUSPARSE_INDEX_BASE_ZERO, CUDA_R_64F));
+  const double upload_ms = twall_ms() - t_up;
   CS(cusparseCreateDnVec(&X, a->ncols, (void *)dx, CUDA_R_64F));
   CS(cusparseCreateDnVec(&Y, a->nrows, dy, CUDA_R_64F));
   const double      one = 1.0, zero = 0.0;
@@ -173,12 +177,12 @@ static void bench_cusparse(cusparseHandle_t h, const bench_matrix &m, const doub
   for (int k = 0; k < 2; k++) {
     size_t bsz = 0;
     void  *buf = NULL;
+    double t0  = twall_ms();
     CS(cusparseSpMV_bufferSize(h, CUSPARSE_OPERATION_NON_TRANSPOSE, &one, A, X, &zero, Y, CUDA_R_64F, algs[k], &bsz));
     CK(cudaMalloc(&buf, bsz ? bsz : 1));
-    double t0 = twall_ms();
     CS(cusparseSpMV_preprocess(h, CUSPARSE_OPERATION_NON_TRANSPOSE, &one, A, X, &zero, Y, CUDA_R_64F, algs[k], buf));
     CK(cudaDeviceSynchronize());
-    double setup = twall_ms() - t0;
+    double setup = upload_ms + twall_ms() - t0;
     poison(dy, a->nrows);
     CS(cusparseSpMV(h, CUSPARSE_OPERATION_NON_TRANSPOSE, &one, A, X, &zero, Y, CUDA_R_64F, algs[k], buf));
     double err = check_y(dy, ref, a->nrows);
@@ -417,8 +421,8 @@ static double bench_engine(const char *fmt, const bench_matrix &m, ellr_params p
   ellr_cuda_info info;
   ellr_cuda_get_info(d, &info);
   double err, ms = time_engine(d, a, dx, dy, ref, &err);
-  char   extra[300];
-  snprintf(extra, sizeof(extra), " | create %.1f ms (page-lock %.1f, upload %.1f at %.1f GB/s, plan on the GPU %.1f, fill %.1f), tune %.1f ms (%d products)", create_ms, info.pin_ms, info.upload_ms, info.upload_ms > 0 ? info.upload_bytes / info.upload_ms / 1e6 : 0.0, info.plan_ms, info.fill_ms, info.tune_ms, info.tune_products);
+  char   extra[400];
+  snprintf(extra, sizeof(extra), " | create %.3f ms (page-lock %.3f, upload %.3f at %.1f GB/s, plan on the GPU %.3f = order %.3f + geometry %.3f + allocation %.3f, upload wait %.3f, fill %.3f), tune %.3f ms (%d products)", create_ms, info.pin_ms, info.upload_ms, info.upload_ms > 0 ? info.upload_bytes / info.upload_ms / 1e6 : 0.0, info.plan_ms, info.plan_parts_ms[0], info.plan_parts_ms[1], info.plan_parts_ms[2], info.upload_wait_ms, info.fill_ms, info.tune_ms, info.tune_products);
   record(m, fmt, describe(d), ms, info.device_bytes, engine_bytes(info, a), setup, err);
   printf("  %-22s %s\n", "", extra);
   if (chose) *chose = describe(d);
@@ -761,7 +765,23 @@ int main(int argc, char **argv)
     }
     if (r.err > 1e-12) bad++;
     printf("| %s | %s | %s | %.4f | %.1f | %.0f | %.1f | %.1f | %.1f | %.2f | %.2f | %s | %.0e |\n", r.matrix.c_str(), r.format.c_str(), r.params.c_str(), r.ms, r.gflops, r.gbs, 100 * r.gbs / g_copy_gbs, r.bytes / 1e6, r.bpn, r.ratio,
-           r.vs_csr, r.format.rfind("cuSPARSE", 0) == 0 ? "" : std::to_string((int)(r.setup_ms + 0.5)).c_str(), r.err);
+           r.vs_csr, r.setup_ms > 0 ? std::to_string(r.setup_ms).substr(0, 6).c_str() : "", r.err);
+  }
+  /* what a solve pays: set-up from the host CSR + K products, against cuSPARSE CSR ALG1's (aijcusparse's path) */
+  printf("\nset-up + K products (what a solve of K products pays) against cuSPARSE CSR ALG1's; above 1 = faster; break-even = products after which the format has paid back its longer set-up\n");
+  printf("| matrix | format | set-up ms | CSR ALG1 set-up ms | product ms | CSR ALG1 product ms | K=10 | K=100 | K=1000 | break-even products |\n|---|---|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+  for (auto &r : g_results) {
+    if (r.ms <= 0 || (r.format != "ELLR-T C=32" && r.format != "pellr auto")) continue;
+    const result *c = NULL;
+    for (auto &q : g_results)
+      if (q.matrix == r.matrix && q.format == "cuSPARSE CSR ALG1" && q.ms > 0) c = &q;
+    if (!c) continue;
+    char be[32] = "";
+    if (r.setup_ms <= c->setup_ms) snprintf(be, sizeof(be), "0");
+    else if (r.ms < c->ms) snprintf(be, sizeof(be), "%.0f", (r.setup_ms - c->setup_ms) / (c->ms - r.ms));
+    else snprintf(be, sizeof(be), "never");
+    printf("| %s | %s | %.3f | %.3f | %.4f | %.4f | %.2f | %.2f | %.2f | %s |\n", r.matrix.c_str(), r.format.c_str(), r.setup_ms, c->setup_ms, r.ms, c->ms, (c->setup_ms + 10 * c->ms) / (r.setup_ms + 10 * r.ms), (c->setup_ms + 100 * c->ms) / (r.setup_ms + 100 * r.ms),
+           (c->setup_ms + 1000 * c->ms) / (r.setup_ms + 1000 * r.ms), be);
   }
   /* the model's pick against the exhaustive search's */
   int within = 0;

@@ -69,7 +69,9 @@ ellr_status ellr_error(ellr_status st, const char *fmt, ...);
    The GPU deals warps, not rows, each warp inside one slice (one launch for all slices; with C*T not a multiple of
    32, the last warp of a slice leaves lanes idle). */
 #define ELLR_THREADS_PER_SLICE (-1)
-#define ELLR_SLICE_T_ENTRIES   16
+#ifndef ELLR_SLICE_T_ENTRIES /* a build may set it, to measure another rule (tests/spmv) */
+  #define ELLR_SLICE_T_ENTRIES 16
+#endif
 /* threads_per_row 0 (automatic) takes each slice's own T where, of several slices, one has a T of at least
    ELLR_SLICE_T_AUTO_SPREAD times the T of the mean row (ellr_default_threads_per_row): one T from the mean would
    leave that slice's rows to a quarter or less of the threads their length asks for.  Measured on the H100

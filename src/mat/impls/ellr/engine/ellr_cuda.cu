@@ -713,6 +713,15 @@ static int model_family(const ellr_cuda_matrix *d, int sliced_ok)
   return ELLR_FAMILY_CSR_VECTOR;
 }
 
+/* ELLR_FAMILY_AUTO: the family that ellr_cuda_tune will keep when no product is to be timed (tune none, or a block
+   too small to time): the model's, known once the geometry is planned, so that create skips the padded layout's
+   fill for a CSR family (small matrices: ~0.3 ms of set-up).  ELLR_FAMILY_SLICED when the families are timed. */
+static int family_before_timing(const ellr_cuda_matrix *d)
+{
+  if (d->params.tune == ELLR_TUNE_NONE || (d->params.tune == ELLR_TUNE_MODEL && !large_enough_to_time(d))) return model_family(d, 1);
+  return ELLR_FAMILY_SLICED;
+}
+
 static ellr_status time_product(ellr_cuda_matrix *d, const tune_ctx *c, float *ms);
 
 /* ELLR_FAMILY_AUTO on a large block: one timed product of each family (the sliced one as tuned), the fastest
@@ -815,7 +824,6 @@ static ellr_status tune_timed(ellr_cuda_matrix *d, void *stream)
 /* Each array is registered, then its copy queued: the column indices' copy runs while the values are
    registered (host work at ~20-30 GB/s on the H100 machine).  Arrays over ELLR_PIN_CHUNK go in chunks. */
 #define ELLR_PIN_CHUNK ((size_t)1 << 30) /* one registration per array up to 1 GB: each call costs ~1 ms of its own (32 MB chunks: 21-31 ms for 358 MB against 12-17 ms in one call, H100) */
-#define ELLR_PIN_MIN   ((size_t)64 << 10) /* smaller arrays copy fast enough as they are */
 
 /* Copies [src, src + bytes) of host memory to dst on s, the part from array k's registered chunks at the link's
    speed, the rest (partial pages at its ends, or all of it) through the driver's pageable path.  Queued; the
@@ -952,21 +960,25 @@ static ellr_status create_device(ellr_cuda_matrix *d, const ellr_csr *a, cudaStr
   CU(cudaStreamSynchronize(c.aux));
 
   /* Column indices and values are page-locked and copied by a second host thread on the second stream while
-     this one plans: page-locking is host (kernel) work, the plan mostly waits for the GPU. */
+     this one plans: page-locking is host (kernel) work, the plan mostly waits for the GPU.  When neither array
+     is large enough to page-lock, this thread queues their copies itself (a thread costs more than it hides). */
   int dev = 0;
   CU(cudaGetDevice(&dev));
   CU(cudaEventRecord(c.up0, c.aux));
   ellr_status up_st = ELLR_OK;
   char        up_err[512];
-  up_err[0] = 0;
-  std::thread uploader([&]() {
+  up_err[0]          = 0;
+  auto upload_arrays = [&]() {
     cudaError_t e = cudaSetDevice(dev);
     if (e != cudaSuccess) up_st = cu_err(e, "cudaSetDevice (upload thread)", __LINE__);
     if (!up_st) up_st = pin_and_copy(d, 1, d->d_csr_col, a->colidx, (size_t)nnz * sizeof(int32_t), c.aux);
     if (!up_st) up_st = pin_and_copy(d, 2, d->d_csr_val, a->val, (size_t)nnz * sizeof(double), c.aux);
     if (!up_st && (e = cudaEventRecord(c.up1, c.aux)) != cudaSuccess) up_st = cu_err(e, "cudaEventRecord", __LINE__);
     if (up_st) snprintf(up_err, sizeof(up_err), "%s", ellr_last_error()); /* the error text is per thread */
-  });
+  };
+  std::thread uploader;
+  if (d->params.pin_host && (size_t)nnz * sizeof(double) >= ELLR_PIN_MIN) uploader = std::thread(upload_arrays);
+  else upload_arrays();
   struct joiner {
     std::thread &t;
     ~joiner()
@@ -1004,6 +1016,15 @@ static ellr_status create_device(ellr_cuda_matrix *d, const ellr_csr *a, cudaStr
     gst         = ellr_cuda_plan_geometry(d->d_csr_rowptr, T, &gp, s, pl, &d->dp);
   }
   TRY(gst);
+  int csr_family = family == ELLR_FAMILY_AUTO ? model_family(d, 0) : family, tune_how = ELLR_TUNED_BY_NONE;
+  if (!csr_now && family == ELLR_FAMILY_AUTO && n > 0) { /* a CSR family known now is never filled as a layout first */
+    const int known = d->cached ? ch.family : family_before_timing(d);
+    if (known != ELLR_FAMILY_SLICED) {
+      csr_now    = 1;
+      csr_family = known;
+      tune_how   = d->cached ? ELLR_TUNED_BY_CACHE : d->params.tune == ELLR_TUNE_NONE ? ELLR_TUNED_BY_NONE : ELLR_TUNED_BY_MODEL;
+    }
+  }
   d->info.plan_parts_ms[1] = ellr_wall_ms() - t1;
   t1                       = ellr_wall_ms();
   if (!csr_now) TRY(ensure_storage(d));
@@ -1011,15 +1032,14 @@ static ellr_status create_device(ellr_cuda_matrix *d, const ellr_csr *a, cudaStr
   d->info.plan_ms          = ellr_wall_ms() - t0;
 
   t1 = ellr_wall_ms();
-  uploader.join();
-  uploader = std::thread(); /* joined: the joiner's join becomes a no-op */
+  if (uploader.joinable()) uploader.join(); /* joined: the joiner's join becomes a no-op */
   d->info.upload_wait_ms = ellr_wall_ms() - t1;
   if (up_st) return ellr_error(up_st, "%s", up_err);
 
   d->bs = d->params.block_size ? d->params.block_size : 256;
   CU(cudaStreamWaitEvent(s, c.up1, 0));
   CU(cudaEventRecord(c.fill0, s));
-  if (csr_now) TRY(use_csr_family(d, family == ELLR_FAMILY_AUTO ? model_family(d, 0) : family, s)); /* IPCSR's row blocks */
+  if (csr_now) TRY(use_csr_family(d, csr_family, s)); /* IPCSR's row blocks */
   else TRY(build_layout(d, s)); /* returns with s synchronized, so the uploads are complete too */
   CU(cudaEventRecord(c.fill1, s));
   CU(cudaEventSynchronize(c.fill1));
@@ -1031,8 +1051,8 @@ static ellr_status create_device(ellr_cuda_matrix *d, const ellr_csr *a, cudaStr
 
   if (!csr_now && (!d->params.threads_per_row || !d->params.block_size || family == ELLR_FAMILY_AUTO) && n > 0) return ELLR_OK; /* tuning pending: keep the CSR */
   TRY(free_tuning_csr(d));
-  d->info.tuned    = 1; /* nothing to tune */
-  d->info.tune_how = ELLR_TUNED_BY_NONE;
+  d->info.tuned    = 1; /* nothing (more) to tune */
+  d->info.tune_how = tune_how;
   return ELLR_OK;
 }
 

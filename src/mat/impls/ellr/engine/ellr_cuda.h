@@ -41,6 +41,12 @@ int ellr_cuda_device_count(void);
    of a node.  Used when PETSc itself has no CUDA and so chooses no device. */
 ellr_status ellr_cuda_select_device(int local_rank);
 
+/* Host arrays of at least ELLR_PIN_MIN bytes are page-locked (params.pin_host); smaller ones are copied as they
+   are.  One cudaHostRegister costs ~0.2-0.4 ms whatever its size (H100 machine: 0.2-0.4 ms for EPA's 72 KB of
+   values), then ~20 GB/s of host work, and buys a copy at ~54 GB/s instead of ~7 GB/s pageable
+   (doc/performance.md): the two meet near 3 MB. */
+#define ELLR_PIN_MIN ((size_t)4 << 20)
+
 /* How the kernel parameters were picked. */
 enum { ELLR_TUNED_BY_MODEL = 0, ELLR_TUNED_BY_EXHAUSTIVE, ELLR_TUNED_BY_NONE, ELLR_TUNED_BY_CACHE };
 
