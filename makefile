@@ -55,7 +55,9 @@ CUDA_ARCH       := $(or $(filter $(CUDA_ARCH_NVCC),$(CUDA_ARCH_PETSC)),$(filter 
 endif
 endif
 CUDA_GENCODE = $(foreach a,$(CUDA_ARCH),-gencode=arch=compute_$(a),code=sm_$(a)) -gencode=arch=compute_$(lastword $(CUDA_ARCH)),code=compute_$(lastword $(CUDA_ARCH))
-NVCCFLAGS ?= -O3 -std=c++17 $(CUDA_GENCODE) -Xcompiler -fPIC -lineinfo
+# no -lineinfo by default: it doubles the cubins, and CUDA loads a kernel's module at its first launch (lazy
+# loading): 3.5-6 ms more for a process's first matrix (tests/gpu/cold_start, doc/performance.md); add it to profile.
+NVCCFLAGS ?= -O3 -std=c++17 $(CUDA_GENCODE) -Xcompiler -fPIC
 RPATH := -Wl,-rpath,$(abspath $(BUILD)/lib)
 
 .PHONY: all lib tutorials tests run check check-run run-main spmv clean info setup install all64
@@ -133,9 +135,9 @@ $(BUILD)/tests/engine/%: tests/engine/%.c $(ENGINE_C) $(ENGINE_TEST_SRC) $(wildc
 	@mkdir -p $(dir $@)
 	cc -std=gnu11 -O2 -g -Wall -Wextra -I$(ENGINE_DIR) -Itests/engine/common $< $(ENGINE_C) $(ENGINE_TEST_SRC) -o $@ -lm
 
-# GPU programs (built here, run on the GPU machine): the engine's GPU test and the spmv benchmark (rebuilt when an
-# engine header changes too: the kernels live in .cuh files).
-GPU_PROGS := $(BUILD)/tests/engine/test_engine_cuda $(BUILD)/tests/spmv/spmv
+# GPU programs (built here, run on the GPU machine): the engine's GPU test, the spmv benchmark and the first-matrix
+# set-up probe (rebuilt when an engine header changes too: the kernels live in .cuh files).
+GPU_PROGS := $(BUILD)/tests/engine/test_engine_cuda $(BUILD)/tests/spmv/spmv $(BUILD)/tests/gpu/cold_start
 spmv: $(GPU_PROGS)
 $(BUILD)/tests/engine/test_engine_cuda: tests/engine/test_engine_cuda.cu $(ENGINE_C) $(wildcard $(ENGINE_DIR)/*.cu $(ENGINE_DIR)/*.cuh $(ENGINE_DIR)/*.h tests/engine/common/*.h) $(ENGINE_TEST_SRC)
 	@mkdir -p $(dir $@)
@@ -143,6 +145,10 @@ $(BUILD)/tests/engine/test_engine_cuda: tests/engine/test_engine_cuda.cu $(ENGIN
 $(BUILD)/tests/spmv/spmv: $(wildcard tests/spmv/*.cu tests/spmv/*.c tests/spmv/*.h) $(ENGINE_C) $(wildcard $(ENGINE_DIR)/*.cu $(ENGINE_DIR)/*.cuh $(ENGINE_DIR)/*.h tests/engine/common/*.h) $(ENGINE_TEST_SRC)
 	@mkdir -p $(dir $@)
 	$(NVCC) $(NVCCFLAGS) -I$(ENGINE_DIR) -Itests/engine/common $(wildcard tests/spmv/*.cu tests/spmv/*.c) $(ENGINE_C) $(wildcard $(ENGINE_DIR)/*.cu) $(ENGINE_TEST_SRC) -o $@ -lcusparse -lz
+
+$(BUILD)/tests/gpu/cold_start: tests/gpu/cold_start.cu $(ENGINE_C) $(wildcard $(ENGINE_DIR)/*.cu $(ENGINE_DIR)/*.cuh $(ENGINE_DIR)/*.h tests/engine/common/*.h) $(ENGINE_TEST_SRC)
+	@mkdir -p $(dir $@)
+	$(NVCC) $(NVCCFLAGS) -I$(ENGINE_DIR) -Itests/engine/common $< $(ENGINE_C) $(wildcard $(ENGINE_DIR)/*.cu) $(ENGINE_TEST_SRC) -o $@
 
 info:
 	@echo "PETSC_DIR=$(PETSC_DIR) PETSC_ARCH=$(PETSC_ARCH) petscconf=$(PETSCCONF) PETSc has CUDA=$(PETSC_HAS_CUDA)"

@@ -10,6 +10,7 @@
 #   solvers  time to solution with aijcusparse, sellcuda, ellrt, pellr (tests/gpu/solvers.sh; ELLR_NPS="1 2"
 #            on two GPUs)
 #   upload   ways to move a pageable host CSR to the GPU (tests/gpu/upload_bench.cu)
+#   cold     what the first matrix of a process pays (tests/gpu/cold_start.cu), ellrt and pellr, fresh processes
 # The last lines printed are a short summary.
 set -uo pipefail
 FINAL=${1:?usage: tests/gpu/round.sh OUTDIR [PARTS]}
@@ -53,6 +54,10 @@ for part in $PARTS; do
     tests/gpu/solvers.sh "$OUT" "${ELLR_NPS:-1}" > "$OUT/solvers.log" 2>&1
     summary+=("time to solution: table in tts.md")
     ;;
+  cold)
+    for t in ellrt pellr; do for n in 24 48; do $B/tests/gpu/cold_start $t $n; done; $B/tests/gpu/cold_start $t 24 probe; done > "$OUT/cold.log" 2>&1
+    summary+=("first-matrix set-up: cold.log")
+    ;;
   upload)
     $B/tests/gpu/upload_bench 322 > "$OUT/upload.log" 2>&1
     summary+=("upload ways: $(grep -c '^|' "$OUT/upload.log") rows in upload.log")
@@ -66,6 +71,7 @@ done
   [ -f "$OUT/tts.md" ] && cat "$OUT/tts.md"
   [ -f "$OUT/spmv.log" ] && sed -n '/^tuning by the model/,$p' "$OUT/spmv.log"
   [ -f "$OUT/upload.log" ] && cat "$OUT/upload.log"
+  [ -f "$OUT/cold.log" ] && cat "$OUT/cold.log"
   grep -E "^FAIL" "$OUT/tests.log" 2>/dev/null | head -n 30
   printf '%s\n' "${summary[@]}"
 } > "$FINAL/summary.txt"

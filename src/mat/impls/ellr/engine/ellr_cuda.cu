@@ -85,6 +85,7 @@ struct ellr_cuda_matrix {
 };
 
 static ellr_cuda_kopts g_default_kopts = {0, -1, 0, -1};
+thread_local int       ellr_scratch_pooled = 0; /* ellr_cuda_util.cuh */
 
 /* A host array to the device on stream s, complete on return (s synchronized): the host array may be
    freed or changed right after.  For create / tune / first refresh only. */
@@ -976,8 +977,11 @@ static ellr_status create_device(ellr_cuda_matrix *d, const ellr_csr *a, cudaStr
     if (!up_st && (e = cudaEventRecord(c.up1, c.aux)) != cudaSuccess) up_st = cu_err(e, "cudaEventRecord", __LINE__);
     if (up_st) snprintf(up_err, sizeof(up_err), "%s", ellr_last_error()); /* the error text is per thread */
   };
-  std::thread uploader;
-  if (d->params.pin_host && (size_t)nnz * sizeof(double) >= ELLR_PIN_MIN) uploader = std::thread(upload_arrays);
+  const size_t        vbytes   = (size_t)nnz * sizeof(double);
+  const int           threaded = d->params.pin_host && vbytes >= ELLR_PIN_MIN;
+  ellr_pooled_scratch pooled(threaded && vbytes >= ELLR_POOLED_MIN); /* the plan's frees do not wait for the upload (ellr_cuda_util.cuh) */
+  std::thread         uploader;
+  if (threaded) uploader = std::thread(upload_arrays);
   else upload_arrays();
   struct joiner {
     std::thread &t;

@@ -66,14 +66,31 @@ static inline ellr_status dfree(X **p)
 
 /* Stream-ordered scratch (cudaMallocAsync): unlike cudaFree, freeing it does not wait for the whole device,
    so work on other streams (the CSR upload during the plan) keeps running. */
+/* Set-up scratch (salloc/sfree) comes from the stream-ordered pool (cudaMallocAsync) only while a create asks for
+   it (ellr_pooled_scratch): its frees do not synchronize the device, so a large matrix's plan keeps overlapping
+   the upload on the second stream.  Otherwise it is plain cudaMalloc/cudaFree: the first cudaMallocAsync of a
+   process creates the device's memory pool, 7.5-9.2 ms on the H100 machine (tests/gpu/cold_start), several
+   times a small matrix's whole set-up.  Scratch never outlives the function that allocates it, so the mode is
+   the same at its free. */
+extern thread_local int ellr_scratch_pooled;
+/* create pools its scratch from this many bytes of values up: a shorter upload ends before the plan's frees would
+   have to wait long for it (3d7 N=48, 6 MB: the first matrix of a process 20.8 ms with the pool, 2.4 ms after) */
+#define ELLR_POOLED_MIN ((size_t)64 << 20)
+struct ellr_pooled_scratch {
+  int old;
+  explicit ellr_pooled_scratch(int on) : old(ellr_scratch_pooled) { ellr_scratch_pooled = on; }
+  ~ellr_pooled_scratch() { ellr_scratch_pooled = old; }
+};
+
 template <class X>
 static inline ellr_status salloc(X **p, size_t n, cudaStream_t s, const char *what)
 {
-  cudaError_t e = cudaMallocAsync((void **)p, (n ? n : 1) * sizeof(X), s);
+  const size_t bytes = (n ? n : 1) * sizeof(X);
+  cudaError_t  e     = ellr_scratch_pooled ? cudaMallocAsync((void **)p, bytes, s) : cudaMalloc((void **)p, bytes);
   if (e != cudaSuccess) {
     *p = NULL;
     (void)cudaGetLastError();
-    return ellr_error(ELLR_ERR_CUDA, "GPU out of memory: cudaMallocAsync of %zu bytes for %s failed: %s", (n ? n : 1) * sizeof(X), what, cudaGetErrorString(e));
+    return ellr_error(ELLR_ERR_CUDA, "GPU out of memory: %s of %zu bytes for %s failed: %s", ellr_scratch_pooled ? "cudaMallocAsync" : "cudaMalloc", bytes, what, cudaGetErrorString(e));
   }
   return ELLR_OK;
 }
@@ -81,7 +98,7 @@ static inline ellr_status salloc(X **p, size_t n, cudaStream_t s, const char *wh
 template <class X>
 static inline void sfree(X **p, cudaStream_t s)
 {
-  if (*p && cudaFreeAsync((void *)*p, s) != cudaSuccess) (void)cudaGetLastError();
+  if (*p && (ellr_scratch_pooled ? cudaFreeAsync((void *)*p, s) : cudaFree((void *)*p)) != cudaSuccess) (void)cudaGetLastError();
   *p = NULL;
 }
 
