@@ -283,8 +283,6 @@ static void run_shape(shape *sh, int quick, cudaStream_t stream, long *ncreated)
         }
         CHECK(p.pin_host || info.pinned_bytes == 0, "%s: page-locked without pin_host", name);
         CHECK(info.pinned_bytes == 0 || (size_t)nnz * sizeof(double) >= ELLR_PIN_MIN, "%s: %zu bytes page-locked, values of %zu bytes under ELLR_PIN_MIN", name, info.pinned_bytes, (size_t)nnz * sizeof(double));
-        CHECK(!p.pin_host || (size_t)nnz * sizeof(double) < ELLR_PIN_MIN + 8192 || info.pinned_bytes > 0 || info.pin_note[0], "%s: values of %zu bytes not page-locked", name, (size_t)nnz * sizeof(double));
-        g_pinned += info.pinned_bytes > 0;
 
         /* values changed before tuning (a third of the configurations): tuning must refill with them */
         tcsr b = *a, c = *a;
@@ -801,7 +799,7 @@ int main(int argc, char **argv)
     CUDA_OK(cudaStreamDestroy(stream));
     printf("device matrices created: %ld in %.1f s; automatic T per slice with the GPU plan equal to the host plan: %ld; host values page-locked: %ld\n", created, (twall_ms() - t0) / 1e3, g_auto_per_slice_same, g_pinned);
     CHECK(quick || g_auto_per_slice_same > 0, "no automatic plan came out per slice on the GPU");
-    CHECK(g_pinned > 0, "no matrix had its host values page-locked (the threaded upload is untested)");
+    CHECK(g_pinned > 0, "no matrix had its host values page-locked (check_pinning: the registration was refused, or the threaded upload did not page-lock)");
   } else printf("no CUDA device: device products skipped\n");
   for (int s = 0; s < ns; s++) tcsr_free(&sh[s].a);
   printf("test_engine_cuda: %ld passed, %ld failed\n", g_pass, g_fail);

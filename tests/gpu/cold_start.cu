@@ -11,6 +11,7 @@
   only the set-up itself.  tests/gpu/prepare.sh builds it; run it in a fresh process per measurement.
 */
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <cuda_runtime.h>
 #include "ellr.h"

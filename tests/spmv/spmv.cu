@@ -768,7 +768,7 @@ int main(int argc, char **argv)
            r.vs_csr, r.setup_ms > 0 ? std::to_string(r.setup_ms).substr(0, 6).c_str() : "", r.err);
   }
   /* what a solve pays: set-up from the host CSR + K products, against cuSPARSE CSR ALG1's (aijcusparse's path) */
-  printf("\nset-up + K products (what a solve of K products pays) against cuSPARSE CSR ALG1's; above 1 = faster; break-even = products after which the format has paid back its longer set-up\n");
+  printf("\nset-up + K products (what a solve of K products pays) against cuSPARSE CSR ALG1's; above 1 = faster; break-even = products after which the format has paid back its longer set-up (\"ahead until N\": a cheaper set-up, a slower product)\n");
   printf("| matrix | format | set-up ms | CSR ALG1 set-up ms | product ms | CSR ALG1 product ms | K=10 | K=100 | K=1000 | break-even products |\n|---|---|---:|---:|---:|---:|---:|---:|---:|---:|\n");
   for (auto &r : g_results) {
     if (r.ms <= 0 || (r.format != "ELLR-T C=32" && r.format != "pellr auto")) continue;
@@ -776,8 +776,9 @@ int main(int argc, char **argv)
     for (auto &q : g_results)
       if (q.matrix == r.matrix && q.format == "cuSPARSE CSR ALG1" && q.ms > 0) c = &q;
     if (!c) continue;
-    char be[32] = "";
-    if (r.setup_ms <= c->setup_ms) snprintf(be, sizeof(be), "0");
+    char be[48] = "";
+    if (r.setup_ms <= c->setup_ms && r.ms <= c->ms) snprintf(be, sizeof(be), "0");
+    else if (r.setup_ms <= c->setup_ms) snprintf(be, sizeof(be), "ahead until %.0f", (c->setup_ms - r.setup_ms) / (r.ms - c->ms));
     else if (r.ms < c->ms) snprintf(be, sizeof(be), "%.0f", (r.setup_ms - c->setup_ms) / (c->ms - r.ms));
     else snprintf(be, sizeof(be), "never");
     printf("| %s | %s | %.3f | %.3f | %.4f | %.4f | %.2f | %.2f | %.2f | %s |\n", r.matrix.c_str(), r.format.c_str(), r.setup_ms, c->setup_ms, r.ms, c->ms, (c->setup_ms + 10 * c->ms) / (r.setup_ms + 10 * r.ms), (c->setup_ms + 100 * c->ms) / (r.setup_ms + 100 * r.ms),

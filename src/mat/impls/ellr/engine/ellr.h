@@ -69,7 +69,8 @@ ellr_status ellr_error(ellr_status st, const char *fmt, ...);
    The GPU deals warps, not rows, each warp inside one slice (one launch for all slices; with C*T not a multiple of
    32, the last warp of a slice leaves lanes idle). */
 #define ELLR_THREADS_PER_SLICE (-1)
-#ifndef ELLR_SLICE_T_ENTRIES /* a build may set it, to measure another rule (tests/spmv) */
+#ifndef ELLR_SLICE_T_ENTRIES /* a build may set it to measure another rule: in the C and the CUDA flags alike (the benchmark's
+                                 build compiles both with nvcc, so NVCCFLAGS reaches both; the library's does not) */
   #define ELLR_SLICE_T_ENTRIES 16
 #endif
 /* threads_per_row 0 (automatic) takes each slice's own T where, of several slices, one has a T of at least

@@ -1,8 +1,9 @@
 /*
   ellr_cuda.cu - the CUDA backend of the engine (ellr_cuda.h), PETSc-free.
 
-  create:  (pin_host) the CSR arrays page-locked -> row offsets uploaded -> the plan made on the GPU
-           (ellr_cuda_plan.cu) while the column indices and values upload on a second stream -> the fill
+  create:  (pin_host, arrays of ELLR_PIN_MIN and more) the CSR arrays page-locked -> row offsets uploaded -> the
+           plan made on the GPU (ellr_cuda_plan.cu) while the column indices and values upload on a second
+           stream (queued by a second host thread when the values are page-locked) -> the fill
            check (before the padded storage is allocated) -> layout filled on the GPU.  T is the model's
            (or the pattern cache's) from the start, so tuning never has to rebuild the layout.
            Measured on an H100 for 322 MB (tests/gpu/upload_bench.cu): a pageable copy runs at 7 GB/s;
@@ -931,7 +932,7 @@ static ellr_status ensure_storage(ellr_cuda_matrix *d)
 }
 
 /*
-  Row offsets up (page-locked when large) -> the plan on the GPU (stream-ordered scratch) and the padded
+  Row offsets up (page-locked when large) -> the plan on the GPU (salloc's scratch) and the padded
   storage allocated -> column indices and values page-locked and copied chunk by chunk on a second stream
   -> the fill once they are in.  The GPU does the plan while the host page-locks; the host's registration and
   the copies overlap chunk by chunk.
@@ -961,8 +962,8 @@ static ellr_status create_device(ellr_cuda_matrix *d, const ellr_csr *a, cudaStr
   CU(cudaStreamSynchronize(c.aux));
 
   /* Column indices and values are page-locked and copied by a second host thread on the second stream while
-     this one plans: page-locking is host (kernel) work, the plan mostly waits for the GPU.  When neither array
-     is large enough to page-lock, this thread queues their copies itself (a thread costs more than it hides). */
+     this one plans: page-locking is host (kernel) work, the plan mostly waits for the GPU.  When the values are
+     not page-locked (pin_host false, or under ELLR_PIN_MIN) this thread queues the copies itself. */
   int dev = 0;
   CU(cudaGetDevice(&dev));
   CU(cudaEventRecord(c.up0, c.aux));
@@ -971,7 +972,7 @@ static ellr_status create_device(ellr_cuda_matrix *d, const ellr_csr *a, cudaStr
   up_err[0]          = 0;
   auto upload_arrays = [&]() {
     cudaError_t e = cudaSetDevice(dev);
-    if (e != cudaSuccess) up_st = cu_err(e, "cudaSetDevice (upload thread)", __LINE__);
+    if (e != cudaSuccess) up_st = cu_err(e, "cudaSetDevice (upload)", __LINE__);
     if (!up_st) up_st = pin_and_copy(d, 1, d->d_csr_col, a->colidx, (size_t)nnz * sizeof(int32_t), c.aux);
     if (!up_st) up_st = pin_and_copy(d, 2, d->d_csr_val, a->val, (size_t)nnz * sizeof(double), c.aux);
     if (!up_st && (e = cudaEventRecord(c.up1, c.aux)) != cudaSuccess) up_st = cu_err(e, "cudaEventRecord", __LINE__);

@@ -1,7 +1,7 @@
 /*
   ellr_cuda_scan.cuh - the CUB steps the backend's set-up shares: the in-place inclusive sum that turns per-slice or
   per-row sizes into offsets (plan, column indices, long rows), and the selection of flagged indices into an array
-  of exactly their count (IPCSR's row blocks, the long rows).  Scratch is stream-ordered.
+  of exactly their count (IPCSR's row blocks, the long rows).  Scratch by salloc (ellr_cuda_util.cuh).
 */
 #ifndef ELLR_CUDA_SCAN_CUH
 #define ELLR_CUDA_SCAN_CUH
@@ -22,7 +22,7 @@ static inline ellr_status ellr_cuda_inclusive_sum(X *d, int32_t n, cudaStream_t 
   CU(cub::DeviceScan::InclusiveSum(NULL, bytes, d, d, n, s));
   TRY(salloc(&temp, bytes, s, "the scan's scratch"));
   const cudaError_t e = cub::DeviceScan::InclusiveSum(temp, bytes, d, d, n, s);
-  sfree(&temp, s); /* stream-ordered: released once the scan has run */
+  sfree(&temp, s); /* pooled: released once the scan has run; else cudaFree waits for it */
   if (e != cudaSuccess) return cu_err(e, "cub::DeviceScan::InclusiveSum", __LINE__);
   return ELLR_OK;
 }

@@ -64,17 +64,16 @@ static inline ellr_status dfree(X **p)
   return ELLR_OK;
 }
 
-/* Stream-ordered scratch (cudaMallocAsync): unlike cudaFree, freeing it does not wait for the whole device,
-   so work on other streams (the CSR upload during the plan) keeps running. */
 /* Set-up scratch (salloc/sfree) comes from the stream-ordered pool (cudaMallocAsync) only while a create asks for
    it (ellr_pooled_scratch): its frees do not synchronize the device, so a large matrix's plan keeps overlapping
    the upload on the second stream.  Otherwise it is plain cudaMalloc/cudaFree: the first cudaMallocAsync of a
-   process creates the device's memory pool, 7.5-9.2 ms on the H100 machine (tests/gpu/cold_start), several
+   process creates the device's memory pool, 7.5-11.2 ms on the H100 machine (tests/gpu/cold_start), several
    times a small matrix's whole set-up.  Scratch never outlives the function that allocates it, so the mode is
    the same at its free. */
 extern thread_local int ellr_scratch_pooled;
 /* create pools its scratch from this many bytes of values up: a shorter upload ends before the plan's frees would
-   have to wait long for it (3d7 N=48, 6 MB: the first matrix of a process 20.8 ms with the pool, 2.4 ms after) */
+   have to wait long for it (3d7 N=48, 6 MB of values: the first matrix of a process took 20.8 ms with the pool,
+   7.1 ms without; later matrices 2.0-2.8 ms either way) */
 #define ELLR_POOLED_MIN ((size_t)64 << 20)
 struct ellr_pooled_scratch {
   int old;
