@@ -52,32 +52,43 @@ LAST=${ARCHS##* }
 
 ELF=$("$CUOBJ" --list-elf "$LIB" 2>&1)
 PTX=$("$CUOBJ" --list-ptx "$LIB" 2>&1)
-# translation units with device code: "ELF file    1: ellr_cuda.sm_90.cubin" -> ellr_cuda
-UNITS=$(printf '%s\n' "$ELF" | sed -n 's/^ELF file *[0-9]*: \(.*\)\.sm_[0-9]*[a-z]*\.cubin$/\1/p' | sort -u)
+# Each translation unit with device code holds one cubin per architecture and the PTX of the newest.  Their names
+# carry the unit ("ellr_cuda.sm_90.cubin") only when the objects have line information; otherwise they are
+# "libpetscellr.N.sm_90.cubin", so the units are counted per architecture, and the kernels are looked for by
+# their symbol in each architecture's code.
 echo "check_arch: $LIB with $CUOBJ"
 echo "claimed: SASS for $ARCHS, PTX of $LAST"
 printf '%s\n%s\n' "$ELF" "$PTX" | sed 's/^/  /'
+count() { printf '%s\n' "$1" | grep -c "\.$2\.$3\$"; }
 missing=0
-if ! printf '%s\n' "$UNITS" | grep -qx 'ellr_cuda'; then
-  echo "MISSING: no cubin of ellr_cuda (the kernels) at all"
+UNITS=$(count "$ELF" "sm_$LAST" cubin)
+if [ "$UNITS" -lt 1 ]; then
+  echo "MISSING: no cubin for sm_$LAST"
   missing=1
 fi
-for u in $UNITS; do
-  for a in $ARCHS; do
-    if ! printf '%s\n' "$ELF" | grep -q ": $u\.sm_$a\.cubin\$"; then
-      echo "MISSING: $u.sm_$a.cubin"
-      missing=1
-    fi
-  done
-  if ! printf '%s\n' "$PTX" | grep -q ": $u\.sm_$LAST\.ptx\$"; then
-    echo "MISSING: $u.sm_$LAST.ptx (PTX of the newest architecture)"
+for a in $ARCHS; do
+  n=$(count "$ELF" "sm_$a" cubin)
+  if [ "$n" != "$UNITS" ]; then
+    echo "MISSING: $n cubins for sm_$a, $UNITS for sm_$LAST (one per unit with device code and architecture)"
+    missing=1
+  fi
+done
+n=$(count "$PTX" "sm_$LAST" ptx)
+if [ "$n" != "$UNITS" ]; then
+  echo "MISSING: $n PTX of sm_$LAST for $UNITS units (the newest architecture's PTX of every unit)"
+  missing=1
+fi
+KARCHS=$("$CUOBJ" --dump-elf-symbols "$LIB" 2>&1 | awk '/^arch = /{a=$3} /ENTRY/ && /ellr_kernel_fill/ {print a}' | sort -u)
+for a in $ARCHS; do
+  if ! printf '%s\n' "$KARCHS" | grep -qx "sm_$a"; then
+    echo "MISSING: the kernels (ellr_kernel_fill) in no cubin for sm_$a"
     missing=1
   fi
 done
 extra=$(printf '%s\n' "$ELF" | sed -n 's/^ELF file *[0-9]*: .*\.sm_\([0-9]*[a-z]*\)\.cubin$/\1/p' | sort -nu | while read -r a; do case " $ARCHS " in *" $a "*) ;; *) printf '%s ' "$a" ;; esac; done)
 [ -n "$extra" ] && echo "note: also cubins for sm_ $extra(not claimed: a stale object from another CUDA_ARCH?)"
 if [ $missing = 0 ]; then
-  echo "check_arch: OK ($(printf '%s\n' $UNITS | wc -l) units x $(printf '%s\n' $ARCHS | wc -l) architectures + PTX $LAST)"
+  echo "check_arch: OK ($UNITS units x $(printf '%s\n' $ARCHS | wc -l) architectures + PTX $LAST, the kernels in each)"
   exit 0
 fi
 echo "check_arch: FAILED (objects built with another CUDA_ARCH?  make clean lib rebuilds them)"
