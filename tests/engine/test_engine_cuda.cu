@@ -57,6 +57,7 @@ struct shape {
 };
 static long g_auto_per_slice_same; /* automatic plans that came out per slice, GPU plan = host plan */
 static long g_pinned;              /* matrices whose host values were page-locked (ELLR_PIN_MIN and more) */
+static long g_refresh_pinned;      /* refreshes after which the values were page-locked (ELLR_PIN_REFRESH_MIN) */
 
 /* ---- device products ------------------------------------------------------------------------ */
 /* All device traffic of the test goes through up()/down(), which wait for the whole device: the
@@ -245,7 +246,9 @@ static void run_shape(shape *sh, int quick, cudaStream_t stream, long *ncreated)
         const int lmodes[4] = {0, ELLR_LONG_ROWS_NONE, 1, maxlen / 2 > 1 ? maxlen / 2 : 2};
         p.long_row_min      = lmodes[(it + is) % 4];
         p.long_join         = (k / 4) % 2;
-        snprintf(name, sizeof(name), "%s T=%d BS=%d C=%d sort=%d/%d tune=%d pin=%d bits=%d long=%d/%s", sh->name, p.threads_per_row, p.block_size, p.slice_height, p.sort_rows, p.sort_window, p.tune, p.pin_host, p.index_bits ? 32 : 16, p.long_row_min, p.long_join ? "atomic" : "segmented");
+        const int gpu_plan = k % 2; /* the plan on the GPU, or (small blocks) on the host: both against the host plan */
+        ellr_cuda_set_host_plan_rows(gpu_plan ? 0 : -1);
+        snprintf(name, sizeof(name), "%s T=%d BS=%d C=%d sort=%d/%d tune=%d pin=%d bits=%d long=%d/%s plan=%s", sh->name, p.threads_per_row, p.block_size, p.slice_height, p.sort_rows, p.sort_window, p.tune, p.pin_host, p.index_bits ? 32 : 16, p.long_row_min, p.long_join ? "atomic" : "segmented", gpu_plan ? "gpu" : "auto");
         ellr_csr    av = tcsr_view(a);
         ellr_matrix ref;
         ellr_status st = ellr_matrix_create(&av, &p, &ref);
@@ -356,6 +359,7 @@ static void run_shape(shape *sh, int quick, cudaStream_t stream, long *ncreated)
         ellr_matrix_destroy(&ref);
         CHECK(ellr_cuda_destroy(d) == ELLR_OK, "%s: destroy: %s", name, ellr_last_error());
       }
+  ellr_cuda_set_host_plan_rows(-1);
   vecs_free(&v);
 }
 
@@ -649,6 +653,96 @@ static void check_pinning(cudaStream_t stream)
   tcsr_free(&a);
 }
 
+/* Values left pageable at create (1-4 MB) are page-locked at the second refresh with pin_host, refreshed from the
+   registered pages after that, and never page-locked again once unpinned; without pin_host never. */
+static void check_refresh_pinning(cudaStream_t stream)
+{
+  tcsr a;
+  if (tcsr_stencil_3d7(&a, 32)) return; /* 32768 rows, 1.8 MB of values */
+  const int64_t nnz = tcsr_nnz(&a);
+  CHECK((size_t)nnz * sizeof(double) >= ELLR_PIN_REFRESH_MIN + 8192 && (size_t)nnz * sizeof(double) < ELLR_PIN_MIN, "the refresh-pinning shape's values (%zu bytes) are not between the two limits", (size_t)nnz * sizeof(double));
+  ellr_csr    av = tcsr_view(&a);
+  ellr_params p  = {0, 0, 32, 0, 0, 0.0, 0, 0};
+  vecs        v;
+  vecs_init(&v, (size_t)a.nrows);
+  for (int pin = 0; pin < 2; pin++) {
+    char name[64];
+    snprintf(name, sizeof(name), "3d7 N=32 refreshes, pin_host=%d", pin);
+    p.pin_host = pin;
+    ellr_matrix ref;
+    if (ellr_matrix_create(&av, &p, &ref)) break;
+    ellr_cuda_matrix *d  = NULL;
+    ellr_status       st = ellr_cuda_create(&av, &p, stream, &d);
+    CHECK(st == ELLR_OK, "%s: create: %s", name, ellr_last_error());
+    if (!st) {
+      ellr_cuda_info info;
+      ellr_cuda_get_info(d, &info);
+      CHECK(info.pinned_bytes == 0, "%s: %zu bytes page-locked at create, under ELLR_PIN_MIN", name, info.pinned_bytes);
+      for (int r = 0; r < 5; r++) { /* in place, as AIJ changes its values; unpinned after the third */
+        tcsr_randomize_values(&a, 9800 + 10 * pin + r);
+        st = ellr_cuda_update_values(d, &av, stream);
+        CHECK(st == ELLR_OK, "%s: update %d: %s", name, r, ellr_last_error());
+        ref_values(&ref, &a);
+        check_all_products(name, &a, &ref, d, &v, stream, 9900 + 10 * pin + r);
+        ellr_cuda_get_info(d, &info);
+        const int want = pin && (r == 1 || r == 2); /* page-locked at the second refresh, released after the third */
+        if (want && info.pin_note[0]) printf("%s: page-locking refused: %s\n", name, info.pin_note);
+        else CHECK(want ? info.pinned_bytes >= (size_t)nnz * sizeof(double) - 8192 && info.refresh_pin_ms > 0 : info.pinned_bytes == 0, "%s: refresh %d: %zu bytes page-locked (want %s)", name, r, info.pinned_bytes, want ? "the values" : "none");
+        g_refresh_pinned += want && info.pinned_bytes > 0;
+        if (r == 2) CHECK(ellr_cuda_unpin_host(d) == ELLR_OK, "%s: unpin: %s", name, ellr_last_error());
+      }
+      CHECK(ellr_cuda_destroy(d) == ELLR_OK, "%s: destroy: %s", name, ellr_last_error());
+    }
+    ellr_matrix_destroy(&ref);
+  }
+  vecs_free(&v);
+  tcsr_free(&a);
+}
+
+/* At least ELLR_POOLED_MIN of values: the upload on create's second thread, the set-up scratch from the
+   stream-ordered pool (whose frees do not wait for that upload), with and without page-locking, rows sorted or
+   not; pellr's automatic window keeps a stencil's order (its unused permutation freed after the upload). */
+static void check_pooled(cudaStream_t stream)
+{
+  tcsr a;
+  if (tcsr_stencil_3d7(&a, 110)) return; /* 1331000 rows, 74 MB of values */
+  const int64_t nnz = tcsr_nnz(&a);
+  CHECK((size_t)nnz * sizeof(double) >= ELLR_POOLED_MIN, "the pooled shape's values (%zu bytes) are under ELLR_POOLED_MIN", (size_t)nnz * sizeof(double));
+  vecs v;
+  vecs_init(&v, (size_t)a.nrows);
+  ellr_csr av = tcsr_view(&a);
+  for (int k = 0; k < 3; k++) {
+    ellr_params p = {0, 0, 32, 0, 0, 0.0, 0, 0};
+    p.pin_host    = k != 1;
+    p.sort_rows   = k == 2;
+    p.sort_window = k == 2 ? ELLR_SORT_WINDOW_AUTO : 0;
+    char name[80];
+    snprintf(name, sizeof(name), "3d7 N=110 pooled, pin_host=%d sort=%d", p.pin_host, p.sort_rows);
+    ellr_matrix ref;
+    if (ellr_matrix_create(&av, &p, &ref)) break;
+    ellr_cuda_matrix *d  = NULL;
+    ellr_status       st = ellr_cuda_create(&av, &p, stream, &d);
+    CHECK(st == ELLR_OK, "%s: create: %s", name, ellr_last_error());
+    if (!st) st = ellr_cuda_tune(d, &av, stream);
+    CHECK(st == ELLR_OK, "%s: tune: %s", name, ellr_last_error());
+    if (!st) {
+      ellr_cuda_info info;
+      ellr_cuda_get_info(d, &info);
+      CHECK(info.plan && info.plan->sorted == ref.plan.sorted && info.plan->stats.nstored == ref.plan.stats.nstored, "%s: the GPU plan differs from the host plan (sorted %d/%d)", name, info.plan ? info.plan->sorted : -1, ref.plan.sorted);
+      check_all_products(name, &a, &ref, d, &v, stream, 9950 + k);
+      tcsr_randomize_values(&a, 9960 + k);
+      st = ellr_cuda_update_values(d, &av, stream);
+      CHECK(st == ELLR_OK, "%s: update: %s", name, ellr_last_error());
+      ref_values(&ref, &a);
+      check_all_products(name, &a, &ref, d, &v, stream, 9970 + k);
+    }
+    if (d) CHECK(ellr_cuda_destroy(d) == ELLR_OK, "%s: destroy: %s", name, ellr_last_error());
+    ellr_matrix_destroy(&ref);
+  }
+  vecs_free(&v);
+  tcsr_free(&a);
+}
+
 static void check_errors(void)
 {
   tcsr a;
@@ -678,9 +772,13 @@ static void check_errors(void)
     CUDA_OK(cudaDeviceSynchronize());
     CUDA_OK(cudaMemGetInfo(&f0, &tot));
   }
-  st = ellr_cuda_create(&pv, &pf, NULL, &d);
-  if (ellr_cuda_device_count() > 0) CHECK(st == ELLR_ERR_FILL && d == NULL && strstr(ellr_last_error(), "max fill 2"), "max fill: %d '%s'", st, ellr_last_error());
-  else CHECK(st == ELLR_ERR_CUDA && d == NULL, "max fill without a GPU: %d '%s'", st, ellr_last_error()); /* the plan is made on the GPU */
+  for (int gpu_plan = 0; gpu_plan < 2; gpu_plan++) { /* refused by the host plan (20000 rows) and by the GPU plan */
+    ellr_cuda_set_host_plan_rows(gpu_plan ? 0 : -1);
+    st = ellr_cuda_create(&pv, &pf, NULL, &d);
+    ellr_cuda_set_host_plan_rows(-1);
+    if (ellr_cuda_device_count() > 0) CHECK(st == ELLR_ERR_FILL && d == NULL && strstr(ellr_last_error(), "max fill 2"), "max fill (%s plan): %d '%s'", gpu_plan ? "GPU" : "host", st, ellr_last_error());
+    else CHECK(st == ELLR_ERR_CUDA && d == NULL, "max fill without a GPU: %d '%s'", st, ellr_last_error()); /* no device: refused before any plan */
+  }
   if (ellr_cuda_device_count() > 0) { /* a small matrix's automatic T halved under max fill: as the host plan's */
     tcsr sm;
     tcsr_random(&sm, 30000, 100, 2.0, 0.0, 7, 25);
@@ -690,7 +788,9 @@ static void check_errors(void)
     ellr_plan hp;
     st = ellr_plan_create(&sv, &ps, &hp);
     CHECK(st == ELLR_OK && hp.T < 32, "small matrix under max fill, host plan: %d '%s'", st, ellr_last_error());
+    ellr_cuda_set_host_plan_rows(0); /* the GPU plan's rule, not the host plan again */
     ellr_status gst = ellr_cuda_create(&sv, &ps, NULL, &d);
+    ellr_cuda_set_host_plan_rows(-1);
     ellr_cuda_info info;
     if (!gst) ellr_cuda_get_info(d, &info);
     CHECK(!st && gst == ELLR_OK && info.plan->T == hp.T && !info.plan->per_slice_T && info.plan->stats.bytes == hp.stats.bytes, "small matrix under max fill, GPU plan: %d '%s', T %d (host %d)", gst, ellr_last_error(), gst ? -1 : info.plan->T, st ? -1 : hp.T);
@@ -785,6 +885,8 @@ int main(int argc, char **argv)
     CUDA_OK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
     check_lifecycles(stream);
     check_pinning(stream);
+    check_refresh_pinning(stream);
+    if (!quick) check_pooled(stream);
     long   created = 0;
     double t0      = twall_ms();
     for (int s = 0; s < ns; s++) {
@@ -797,9 +899,10 @@ int main(int argc, char **argv)
       printf("%-20s %5d x %-5d nnz %7lld: %6ld passed, %ld failed\n", sh[s].name, sh[s].a.nrows, sh[s].a.ncols, (long long)tcsr_nnz(&sh[s].a), g_pass - p0, g_fail - f0);
     }
     CUDA_OK(cudaStreamDestroy(stream));
-    printf("device matrices created: %ld in %.1f s; automatic T per slice with the GPU plan equal to the host plan: %ld; host values page-locked: %ld\n", created, (twall_ms() - t0) / 1e3, g_auto_per_slice_same, g_pinned);
+    printf("device matrices created: %ld in %.1f s; automatic T per slice with the GPU plan equal to the host plan: %ld; host values page-locked: %ld, at a refresh: %ld\n", created, (twall_ms() - t0) / 1e3, g_auto_per_slice_same, g_pinned, g_refresh_pinned);
     CHECK(quick || g_auto_per_slice_same > 0, "no automatic plan came out per slice on the GPU");
     CHECK(g_pinned > 0, "no matrix had its host values page-locked (check_pinning: the registration was refused, or the threaded upload did not page-lock)");
+    CHECK(g_refresh_pinned > 0, "no matrix had its host values page-locked at a refresh (check_refresh_pinning: refused, or not done)");
   } else printf("no CUDA device: device products skipped\n");
   for (int s = 0; s < ns; s++) tcsr_free(&sh[s].a);
   printf("test_engine_cuda: %ld passed, %ld failed\n", g_pass, g_fail);

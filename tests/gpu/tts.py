@@ -59,7 +59,7 @@ def parse(path):
     r["setup"] = g("ELLRBuild") + g("MatCUSPARSCopyTo") + g("MatCUDACopyTo")
     r["copy"] = g("MatCUSPARSCopyTo") + g("MatCUDACopyTo")
     text = info
-    m = re.search(r"GPU setup ([0-9.]+) ms \(wall\): plan on the GPU ([0-9.]+) ms, upload ([0-9.]+) ms \(([0-9.]+) MB at ([0-9.]+) GB/s, page-locking ([0-9.]+) ms of it on the host\), fill ([0-9.]+) ms, tune ([0-9.]+) ms \((\d+) products\)", text)
+    m = re.search(r"GPU setup ([0-9.]+) ms \(wall\): plan on the (?:GPU|host) ([0-9.]+) ms, upload ([0-9.]+) ms \(([0-9.]+) MB at ([0-9.]+) GB/s, page-locking ([0-9.]+) ms of it on the host\), fill ([0-9.]+) ms, tune ([0-9.]+) ms \((\d+) products\)", text)
     r["parts"] = (f"{float(m.group(1)):.1f} = plan {float(m.group(2)):.1f} + upload {float(m.group(3)):.1f} ({float(m.group(5)):.0f} GB/s; locking {float(m.group(6)):.1f} inside) + fill {float(m.group(7)):.1f} + tune {float(m.group(8)):.1f} ({m.group(9)} products)" if m else "")
     m2 = re.search(r"row order ([0-9.]+) ms, slice geometry ([0-9.]+) ms, storage allocation ([0-9.]+) ms; then waited ([0-9.]+) ms", text)
     if m2 and r["parts"]:

@@ -195,6 +195,8 @@ typedef struct {
 
 /* The rows of the matrix a describes (nrows_out with compressed rows, else nrows). */
 static inline int32_t ellr_csr_rows_out(const ellr_csr *a) { return a->rows ? a->nrows_out : a->nrows; }
+/* The slice height C of a plan of nrows rows: a slice taller than the matrix would only pad it. */
+static inline int32_t ellr_slice_height(const ellr_params *p, int32_t nrows) { return p->slice_height > 0 && p->slice_height < nrows ? p->slice_height : (nrows > 0 ? nrows : 1); }
 /* Checks a's compressed rows (strictly increasing, inside nrows_out); ELLR_OK when there are none. */
 ellr_status ellr_csr_check_rows(const ellr_csr *a);
 
@@ -323,6 +325,9 @@ static inline int64_t ellr_pos(const ellr_plan *pl, int32_t i, int32_t k)
 /* Column indices of a (same pattern as planned) in the layout: per slice 16-bit offsets where the span allows
    and index_bits is 0, else 32-bit.  Sets pl->stats.packed_slices and index_bytes.  Free with ellr_cols_destroy. */
 ellr_status ellr_cols_create(ellr_plan *pl, const ellr_csr *a, int index_bits, ellr_cols *c);
+/* Only which slices are packed: base[nslices] and start[nslices + 1] as ellr_cols_create sets them, and the
+   statistics (the CUDA backend's host plan for small matrices). */
+ellr_status ellr_cols_plan(ellr_plan *pl, const ellr_csr *a, int index_bits, int32_t *base, int64_t *start);
 void        ellr_cols_destroy(ellr_cols *c);
 /* Values only, into the slices and the long rows' storage: the pattern is unchanged since the last fill. */
 void ellr_fill_values(ellr_matrix *m, const ellr_csr *a);

@@ -14,19 +14,12 @@ void ellr_cols_destroy(ellr_cols *c)
   memset(c, 0, sizeof(*c));
 }
 
-ellr_status ellr_cols_create(ellr_plan *pl, const ellr_csr *a, int index_bits, ellr_cols *c)
+ellr_status ellr_cols_plan(ellr_plan *pl, const ellr_csr *a, int index_bits, int32_t *base, int64_t *start)
 {
-  memset(c, 0, sizeof(*c));
   if (index_bits != 0 && index_bits != 32) return ellr_error(ELLR_ERR_ARG, "index bits %d is not 0 (automatic) or 32", index_bits);
-  c->base  = (int32_t *)malloc(((size_t)pl->nslices + 1) * sizeof(int32_t));
-  c->start = (int64_t *)malloc(((size_t)pl->nslices + 1) * sizeof(int64_t));
-  if (!c->base || !c->start) {
-    ellr_cols_destroy(c);
-    return ellr_error(ELLR_ERR_MEM, "cannot allocate the column bases of %d slices", pl->nslices);
-  }
   /* a slice is packed when its columns' span fits 16 bits: one pass over its rows' CSR columns */
   int32_t packed = 0;
-  c->start[0]    = 0;
+  start[0]       = 0;
   for (int32_t s = 0; s < pl->nslices; s++) {
     int32_t lo = INT32_MAX, hi = -1;
     for (int32_t i = s * pl->C; i < (s + 1) * pl->C && i < pl->nrows; i++) {
@@ -37,9 +30,28 @@ ellr_status ellr_cols_create(ellr_plan *pl, const ellr_csr *a, int index_bits, e
       }
     }
     const int pack = index_bits == 0 && (hi < 0 || (int64_t)hi - lo <= ELLR_COL16_SPAN);
-    c->base[s]     = pack ? (hi < 0 ? 0 : lo) : -1;
+    base[s]        = pack ? (hi < 0 ? 0 : lo) : -1;
     packed += pack;
-    c->start[s + 1] = c->start[s] + ELLR_COLS_SLICE_WORDS(pl->slice_start[s + 1] - pl->slice_start[s], pack);
+    start[s + 1] = start[s] + ELLR_COLS_SLICE_WORDS(pl->slice_start[s + 1] - pl->slice_start[s], pack);
+  }
+  pl->stats.packed_slices = packed;
+  pl->stats.index_bytes   = (size_t)start[pl->nslices] * sizeof(uint16_t);
+  return ELLR_OK;
+}
+
+ellr_status ellr_cols_create(ellr_plan *pl, const ellr_csr *a, int index_bits, ellr_cols *c)
+{
+  ellr_status st;
+  memset(c, 0, sizeof(*c));
+  c->base  = (int32_t *)malloc(((size_t)pl->nslices + 1) * sizeof(int32_t));
+  c->start = (int64_t *)malloc(((size_t)pl->nslices + 1) * sizeof(int64_t));
+  if (!c->base || !c->start) {
+    ellr_cols_destroy(c);
+    return ellr_error(ELLR_ERR_MEM, "cannot allocate the column bases of %d slices", pl->nslices);
+  }
+  if ((st = ellr_cols_plan(pl, a, index_bits, c->base, c->start))) {
+    ellr_cols_destroy(c);
+    return st;
   }
   const int64_t nwords = c->start[pl->nslices];
   c->words             = (uint16_t *)malloc((size_t)(nwords ? nwords : 1) * sizeof(uint16_t));
@@ -63,7 +75,5 @@ ellr_status ellr_cols_create(ellr_plan *pl, const ellr_csr *a, int index_bits, e
       else memcpy(w + 2 * q, cj + k, sizeof(int32_t));
     }
   }
-  pl->stats.packed_slices = packed;
-  pl->stats.index_bytes   = (size_t)nwords * sizeof(uint16_t);
   return ELLR_OK;
 }

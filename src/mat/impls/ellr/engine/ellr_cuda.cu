@@ -2,8 +2,9 @@
   ellr_cuda.cu - the CUDA backend of the engine (ellr_cuda.h), PETSc-free.
 
   create:  (pin_host, arrays of ELLR_PIN_MIN and more) the CSR arrays page-locked -> row offsets uploaded -> the
-           plan made on the GPU (ellr_cuda_plan.cu) while the column indices and values upload on a second
-           stream (queued by a second host thread when the values are page-locked) -> the fill
+           plan made on the GPU (ellr_cuda_plan.cu; on the host for blocks under ELLR_HOST_PLAN_ROWS rows) while
+           the column indices and values upload on a second stream (queued by a second host thread from
+           ELLR_PIN_MIN of values up) -> the fill
            check (before the padded storage is allocated) -> layout filled on the GPU.  T is the model's
            (or the pattern cache's) from the start, so tuning never has to rebuild the layout.
            Measured on an H100 for 322 MB (tests/gpu/upload_bench.cu): a pageable copy runs at 7 GB/s;
@@ -71,6 +72,8 @@ struct ellr_cuda_matrix {
   char       *pin_base[3];
   size_t      pin_len[3];
   const void *pin_src[3]; /* the arrays they belong to */
+  int    cols_planned;    /* the host plan set the column indices' packing (cols.base, start): build_layout skips it */
+  int    unpinned;        /* ellr_cuda_unpin_host released page-locking: the caller's arrays may move, no refresh page-locks again */
   int    cached;          /* the tuning decision came from the pattern cache */
   /* staging for host vectors in ellr_cuda_mult_mixed */
   double     *h_x, *h_y, *d_x, *d_y;
@@ -86,6 +89,7 @@ struct ellr_cuda_matrix {
 };
 
 static ellr_cuda_kopts g_default_kopts = {0, -1, 0, -1};
+static int32_t         g_host_plan_rows = ELLR_HOST_PLAN_ROWS;
 thread_local int       ellr_scratch_pooled = 0; /* ellr_cuda_util.cuh */
 
 /* A host array to the device on stream s, complete on return (s synchronized): the host array may be
@@ -238,7 +242,8 @@ static ellr_status build_layout(ellr_cuda_matrix *d, cudaStream_t s)
   TRY(ensure_storage(d));
   /* the column indices' width per slice, then their storage (kept when its size does not change) */
   const int64_t words = d->cols.nwords;
-  TRY(ellr_cuda_cols_plan(pl, &d->dp, d->d_csr_rowptr, d->d_csr_col, d->params.index_bits, s, &d->cols, &d->plan.stats));
+  if (d->cols_planned) d->cols_planned = 0; /* by the host plan, for this geometry */
+  else TRY(ellr_cuda_cols_plan(pl, &d->dp, d->d_csr_rowptr, d->d_csr_col, d->params.index_bits, s, &d->cols, &d->plan.stats));
   if (!d->cols.words || d->cols.nwords != words) {
     TRY(dfree(&d->cols.words));
     TRY(ellr_mem_check((size_t)d->cols.nwords * 2, "the column indices"));
@@ -718,11 +723,8 @@ static int model_family(const ellr_cuda_matrix *d, int sliced_ok)
 /* ELLR_FAMILY_AUTO: the family that ellr_cuda_tune will keep when no product is to be timed (tune none, or a block
    too small to time): the model's, known once the geometry is planned, so that create skips the padded layout's
    fill for a CSR family (small matrices: ~0.3 ms of set-up).  ELLR_FAMILY_SLICED when the families are timed. */
-static int family_before_timing(const ellr_cuda_matrix *d)
-{
-  if (d->params.tune == ELLR_TUNE_NONE || (d->params.tune == ELLR_TUNE_MODEL && !large_enough_to_time(d))) return model_family(d, 1);
-  return ELLR_FAMILY_SLICED;
-}
+static int timed_tuning(const ellr_cuda_matrix *d) { return d->params.tune == ELLR_TUNE_EXHAUSTIVE || (d->params.tune == ELLR_TUNE_MODEL && large_enough_to_time(d)); }
+static int family_before_timing(const ellr_cuda_matrix *d) { return timed_tuning(d) ? ELLR_FAMILY_SLICED : model_family(d, 1); }
 
 static ellr_status time_product(ellr_cuda_matrix *d, const tune_ctx *c, float *ms);
 
@@ -774,7 +776,7 @@ ellr_status ellr_cuda_tune(ellr_cuda_matrix *d, const ellr_csr *a, void *stream)
       if (auto_family && ch.family != ELLR_FAMILY_SLICED) TRY(use_csr_family(d, ch.family, (cudaStream_t)stream));
     }
     d->info.tune_how = ELLR_TUNED_BY_CACHE;
-  } else if (d->params.tune == ELLR_TUNE_NONE || (d->params.tune == ELLR_TUNE_MODEL && !large_enough_to_time(d))) {
+  } else if (!timed_tuning(d)) {
     d->info.tune_how = d->params.tune == ELLR_TUNE_NONE ? ELLR_TUNED_BY_NONE : ELLR_TUNED_BY_MODEL;
     if (auto_family) {
       const int fam = model_family(d, 1);
@@ -851,11 +853,11 @@ static ellr_status copy_in(ellr_cuda_matrix *d, int k, void *dst, const void *sr
    array's to register) chunk by chunk, queueing each chunk's copy to dst on s; copies the rest through the
    pageable path.  A refusal (memory registered by someone else, limits) is not an error: what is left is
    copied from pageable memory and info.pin_note says why. */
-static ellr_status pin_and_copy(ellr_cuda_matrix *d, int k, void *dst, const void *src, size_t bytes, cudaStream_t s)
+static ellr_status pin_and_copy(ellr_cuda_matrix *d, int k, void *dst, const void *src, size_t bytes, size_t min_bytes, cudaStream_t s)
 {
   const size_t    page = 4096;
   const uintptr_t b0 = ((uintptr_t)src + page - 1) / page * page, b1 = ((uintptr_t)src + bytes) / page * page;
-  if (!d->params.pin_host || !src || bytes < ELLR_PIN_MIN || b1 <= b0) return copy_in(d, k, dst, src, bytes, s);
+  if (!d->params.pin_host || !src || bytes < min_bytes || b1 <= b0) return copy_in(d, k, dst, src, bytes, s);
   const size_t head = (size_t)(b0 - (uintptr_t)src);
   double       t0   = ellr_wall_ms();
   d->pin_src[k]     = src;
@@ -896,7 +898,10 @@ ellr_status ellr_cuda_unpin_host(ellr_cuda_matrix *d)
     d->pin_src[k]  = NULL;
     d->pin_len[k]  = 0;
   }
-  if (any) d->info.unpin_ms = ellr_wall_ms() - t0;
+  if (any) {
+    d->info.unpin_ms = ellr_wall_ms() - t0;
+    d->unpinned      = 1;
+  }
   d->info.pinned_bytes = 0;
   return st;
 }
@@ -931,8 +936,71 @@ static ellr_status ensure_storage(ellr_cuda_matrix *d)
   return ELLR_OK;
 }
 
+/* ---- the plan on the host (blocks under ELLR_HOST_PLAN_ROWS rows, ellr_cuda_plan.cuh) ------------------- */
+/* The host plan of a with threads per row T (0: automatic) as d->plan, its order arrays still on the host.  As
+   ellr_cuda_plan_geometry, ELLR_ERR_FILL past max fill. */
+static ellr_status plan_on_host(ellr_cuda_matrix *d, const ellr_csr *a, int T, const ellr_params *gp)
+{
+  ellr_params q     = *gp;
+  ellr_plan   hp;
+  q.threads_per_row = T;
+  TRY(ellr_plan_create(a, &q, &hp));
+  ellr_plan_destroy(&d->plan);
+  d->plan = hp;
+  return ELLR_OK;
+}
+
+/* The host plan's arrays to the device when the sliced layout is kept (sliced), with the column indices' packing
+   decided on the host from a's columns; then the host copies of the order go, as a GPU plan keeps none.  Returns
+   with s synchronized. */
+static ellr_status host_plan_to_device(ellr_cuda_matrix *d, const ellr_csr *a, int sliced, cudaStream_t s)
+{
+  ellr_plan    *pl  = &d->plan;
+  ellr_dplan   *dp  = &d->dp;
+  const int32_t n = pl->nrows, ns = pl->nslices;
+  const size_t  nsr = (size_t)ns * pl->C;
+  int32_t      *base  = sliced ? (int32_t *)malloc(((size_t)ns + 1) * sizeof(int32_t)) : NULL;
+  int64_t      *start = sliced ? (int64_t *)malloc(((size_t)ns + 1) * sizeof(int64_t)) : NULL;
+  ellr_status   st    = ELLR_OK;
+  if (sliced && (!base || !start)) st = ellr_error(ELLR_ERR_MEM, "cannot allocate the column bases of %d slices", ns);
+  if (sliced && !st) st = ellr_cols_plan(pl, a, d->params.index_bits, base, start);
+  if (sliced && !st) st = dalloc(&dp->rowlen, nsr, "the row lengths");
+  if (sliced && !st && pl->perm) st = dalloc(&dp->perm, (size_t)n, "the row permutation");
+  if (sliced && !st && pl->outrow) st = dalloc(&dp->outrow, (size_t)n, "the row map");
+  if (sliced && !st) st = dalloc(&dp->slice_start, (size_t)ns + 1, "the slice offsets");
+  if (sliced && !st) st = dalloc(&d->cols.base, (size_t)ns, "the column bases");
+  if (sliced && !st) st = dalloc(&d->cols.start, (size_t)ns + 1, "the column offsets");
+  cudaError_t e = cudaSuccess;
+#define CUE(call) \
+  if (!st && (e = (call)) != cudaSuccess) st = cu_err(e, #call, __LINE__)
+  if (sliced) {
+    CUE(cudaMemcpyAsync(dp->rowlen, pl->rowlen, nsr * sizeof(int32_t), cudaMemcpyHostToDevice, s));
+    if (pl->perm) CUE(cudaMemcpyAsync(dp->perm, pl->perm, (size_t)n * sizeof(int32_t), cudaMemcpyHostToDevice, s));
+    if (pl->outrow) CUE(cudaMemcpyAsync(dp->outrow, pl->outrow, (size_t)n * sizeof(int32_t), cudaMemcpyHostToDevice, s));
+    CUE(cudaMemcpyAsync(dp->slice_start, pl->slice_start, ((size_t)ns + 1) * sizeof(int64_t), cudaMemcpyHostToDevice, s));
+    CUE(cudaMemcpyAsync(d->cols.base, base, (size_t)ns * sizeof(int32_t), cudaMemcpyHostToDevice, s));
+    CUE(cudaMemcpyAsync(d->cols.start, start, ((size_t)ns + 1) * sizeof(int64_t), cudaMemcpyHostToDevice, s));
+  }
+#undef CUE
+  e = cudaStreamSynchronize(s); /* on every path: no copy may outlive its host array */
+  if (!st && e != cudaSuccess) st = cu_err(e, "cudaStreamSynchronize", __LINE__);
+  if (sliced && !st) {
+    d->cols.nslices_cap = ns;
+    d->cols.nwords      = start[ns];
+    d->cols_planned     = 1;
+  }
+  free(base);
+  free(start);
+  free(pl->rowlen);
+  free(pl->perm);
+  free(pl->outrow);
+  pl->rowlen = pl->perm = pl->outrow = NULL;
+  return st;
+}
+
 /*
-  Row offsets up (page-locked when large) -> the plan on the GPU (salloc's scratch) and the padded
+  Row offsets up (page-locked when large) -> the plan on the GPU (salloc's scratch; small blocks: on the host,
+  then uploaded) and the padded
   storage allocated -> column indices and values page-locked and copied chunk by chunk on a second stream
   -> the fill once they are in.  The GPU does the plan while the host page-locks; the host's registration and
   the copies overlap chunk by chunk.
@@ -958,12 +1026,14 @@ static ellr_status create_device(ellr_cuda_matrix *d, const ellr_csr *a, cudaStr
   CU(cudaEventCreate(&c.fill1));
 
   const double t0 = ellr_wall_ms();
-  TRY(pin_and_copy(d, 0, d->d_csr_rowptr, a->rowptr, rpb, c.aux));
+  TRY(pin_and_copy(d, 0, d->d_csr_rowptr, a->rowptr, rpb, ELLR_PIN_MIN, c.aux));
   CU(cudaStreamSynchronize(c.aux));
 
   /* Column indices and values are page-locked and copied by a second host thread on the second stream while
-     this one plans: page-locking is host (kernel) work, the plan mostly waits for the GPU.  When the values are
-     not page-locked (pin_host false, or under ELLR_PIN_MIN) this thread queues the copies itself. */
+     this one plans: page-locking is host (kernel) work, and a pageable copy holds the thread that queues it
+     while the driver stages it (~7 GB/s), whereas the plan mostly waits for the GPU.  Under ELLR_PIN_MIN of values
+     (nothing page-locked, a copy of well under a millisecond) this thread queues the copies itself: starting a
+     thread would cost about as much. */
   int dev = 0;
   CU(cudaGetDevice(&dev));
   CU(cudaEventRecord(c.up0, c.aux));
@@ -973,13 +1043,13 @@ static ellr_status create_device(ellr_cuda_matrix *d, const ellr_csr *a, cudaStr
   auto upload_arrays = [&]() {
     cudaError_t e = cudaSetDevice(dev);
     if (e != cudaSuccess) up_st = cu_err(e, "cudaSetDevice (upload)", __LINE__);
-    if (!up_st) up_st = pin_and_copy(d, 1, d->d_csr_col, a->colidx, (size_t)nnz * sizeof(int32_t), c.aux);
-    if (!up_st) up_st = pin_and_copy(d, 2, d->d_csr_val, a->val, (size_t)nnz * sizeof(double), c.aux);
+    if (!up_st) up_st = pin_and_copy(d, 1, d->d_csr_col, a->colidx, (size_t)nnz * sizeof(int32_t), ELLR_PIN_MIN, c.aux);
+    if (!up_st) up_st = pin_and_copy(d, 2, d->d_csr_val, a->val, (size_t)nnz * sizeof(double), ELLR_PIN_MIN, c.aux);
     if (!up_st && (e = cudaEventRecord(c.up1, c.aux)) != cudaSuccess) up_st = cu_err(e, "cudaEventRecord", __LINE__);
     if (up_st) snprintf(up_err, sizeof(up_err), "%s", ellr_last_error()); /* the error text is per thread */
   };
   const size_t        vbytes   = (size_t)nnz * sizeof(double);
-  const int           threaded = d->params.pin_host && vbytes >= ELLR_PIN_MIN;
+  const int           threaded = vbytes >= ELLR_PIN_MIN;
   ellr_pooled_scratch pooled(threaded && vbytes >= ELLR_POOLED_MIN); /* the plan's frees do not wait for the upload (ellr_cuda_util.cuh) */
   std::thread         uploader;
   if (threaded) uploader = std::thread(upload_arrays);
@@ -992,13 +1062,23 @@ static ellr_status create_device(ellr_cuda_matrix *d, const ellr_csr *a, cudaStr
     }
   } join_uploader{uploader};
 
-  double t1 = ellr_wall_ms();
-  TRY(ellr_cuda_plan_order(d->d_csr_rowptr, n, a->ncols, nnz, &d->params, s, pl, &d->dp));
+  double  t1     = ellr_wall_ms();
+  int32_t maxlen = 0;
+  /* small blocks without long rows: planned on the host (ELLR_HOST_PLAN_ROWS), here only what the pattern cache's
+     key needs; the GPU plan otherwise */
+  const uint64_t sig  = n > 0 && n < g_host_plan_rows ? ellr_cuda_plan_signature(a->rowptr, n, a->ncols, &maxlen) : 0;
+  const int      host = n > 0 && n < g_host_plan_rows && maxlen < ellr_long_row_min(&d->params, nnz, n);
+  if (host) {
+    pl->nrows        = n;
+    pl->ncols        = a->ncols;
+    pl->C            = ellr_slice_height(&d->params, n);
+    d->dp.signature  = sig;
+  } else TRY(ellr_cuda_plan_order(d->d_csr_rowptr, n, a->ncols, nnz, &d->params, s, pl, &d->dp));
   if (a->rows && n > 0) { /* uploaded once: the sliced layout's row map is made from it, the CSR families use it as is */
     TRY(dalloc(&d->d_rows, (size_t)n, "the compressed rows"));
     TRY(upload(d->d_rows, a->rows, (size_t)n * sizeof(int32_t), s, "cudaMemcpyAsync (compressed rows)"));
   }
-  TRY(ellr_cuda_plan_outrow(d->d_rows, ellr_csr_rows_out(a), s, pl, &d->dp));
+  if (!host) TRY(ellr_cuda_plan_outrow(d->d_rows, ellr_csr_rows_out(a), s, pl, &d->dp));
   const int family = d->params.family;
   d->info.plan_parts_ms[0] = ellr_wall_ms() - t1;
   tune_key    key;
@@ -1014,15 +1094,16 @@ static ellr_status create_device(ellr_cuda_matrix *d, const ellr_csr *a, cudaStr
   int         csr_now = family == ELLR_FAMILY_CSR_VECTOR || family == ELLR_FAMILY_IPCSR;
   ellr_params gp      = d->params;
   if (csr_now) gp.max_fill = 0;
-  ellr_status gst = ellr_cuda_plan_geometry(d->d_csr_rowptr, T, &gp, s, pl, &d->dp); /* ELLR_ERR_FILL before the storage is allocated */
-  if (gst == ELLR_ERR_FILL && family == ELLR_FAMILY_AUTO) {                         /* too much padding: a CSR family */
+  ellr_status gst = host ? plan_on_host(d, a, T, &gp) : ellr_cuda_plan_geometry(d->d_csr_rowptr, T, &gp, s, pl, &d->dp); /* ELLR_ERR_FILL before the storage is allocated */
+  if (gst == ELLR_ERR_FILL && family == ELLR_FAMILY_AUTO) { /* too much padding: a CSR family */
     gp.max_fill = 0;
     csr_now     = 1;
-    gst         = ellr_cuda_plan_geometry(d->d_csr_rowptr, T, &gp, s, pl, &d->dp);
+    gst         = host ? plan_on_host(d, a, T, &gp) : ellr_cuda_plan_geometry(d->d_csr_rowptr, T, &gp, s, pl, &d->dp);
   }
   TRY(gst);
-  int csr_family = family == ELLR_FAMILY_AUTO ? model_family(d, 0) : family, tune_how = ELLR_TUNED_BY_NONE;
-  if (!csr_now && family == ELLR_FAMILY_AUTO && n > 0) { /* a CSR family known now is never filled as a layout first */
+  int csr_family = family, tune_how = ELLR_TUNED_BY_NONE;
+  if (family == ELLR_FAMILY_AUTO && csr_now) csr_family = model_family(d, 0); /* the padding refused the layout */
+  else if (family == ELLR_FAMILY_AUTO && n > 0) { /* a CSR family known now is never filled as a layout first */
     const int known = d->cached ? ch.family : family_before_timing(d);
     if (known != ELLR_FAMILY_SLICED) {
       csr_now    = 1;
@@ -1030,6 +1111,8 @@ static ellr_status create_device(ellr_cuda_matrix *d, const ellr_csr *a, cudaStr
       tune_how   = d->cached ? ELLR_TUNED_BY_CACHE : d->params.tune == ELLR_TUNE_NONE ? ELLR_TUNED_BY_NONE : ELLR_TUNED_BY_MODEL;
     }
   }
+  if (host) TRY(host_plan_to_device(d, a, !csr_now, s));
+  d->info.plan_on_host = host;
   d->info.plan_parts_ms[1] = ellr_wall_ms() - t1;
   t1                       = ellr_wall_ms();
   if (!csr_now) TRY(ensure_storage(d));
@@ -1041,7 +1124,7 @@ static ellr_status create_device(ellr_cuda_matrix *d, const ellr_csr *a, cudaStr
   d->info.upload_wait_ms = ellr_wall_ms() - t1;
   if (up_st) return ellr_error(up_st, "%s", up_err);
 
-  d->bs = d->params.block_size ? d->params.block_size : 256;
+  d->bs = d->params.block_size ? d->params.block_size : (d->cached ? ch.bs : 256); /* ellr_cuda_tune applies the rest of a cached choice */
   CU(cudaStreamWaitEvent(s, c.up1, 0));
   CU(cudaEventRecord(c.fill0, s));
   if (csr_now) TRY(use_csr_family(d, csr_family, s)); /* IPCSR's row blocks */
@@ -1053,8 +1136,13 @@ static ellr_status create_device(ellr_cuda_matrix *d, const ellr_csr *a, cudaStr
   d->info.upload_bytes = (size_t)nnz * 12;
   CU(cudaEventElapsedTime(&ms, c.fill0, c.fill1));
   d->info.fill_ms = ms;
+  TRY(dfree(&d->dp.unused)); /* the upload is in: no wait */
 
   if (!csr_now && (!d->params.threads_per_row || !d->params.block_size || family == ELLR_FAMILY_AUTO) && n > 0) return ELLR_OK; /* tuning pending: keep the CSR */
+  if (family == ELLR_FAMILY_AUTO && csr_now && !d->cached && n > 0) { /* the family decided before the fill, cached as tune caches its choice */
+    ch = {ellr_plan_threads_param(pl), d->bs, 0, 0, csr_family};
+    cache_store(&key, &ch);
+  }
   TRY(free_tuning_csr(d));
   d->info.tuned    = 1; /* nothing (more) to tune */
   d->info.tune_how = tune_how;
@@ -1144,8 +1232,17 @@ ellr_status ellr_cuda_update_values(ellr_cuda_matrix *d, const ellr_csr *a, void
      (pin_host) the copy runs at the link's speed, otherwise through the driver's pageable path.  The wait
      also covers work already queued on s: in PETSc the stream is normally idle when values change
      (assembly is host work).  The refill kernel is queued after the wait and not waited for. */
-  const double t0 = ellr_wall_ms();
-  TRY(copy_in(d, 2, d->d_csr_val, a->val, (size_t)d->nnz * sizeof(double), s));
+  const double t0     = ellr_wall_ms();
+  const size_t vbytes = (size_t)d->nnz * sizeof(double);
+  /* values left pageable at create (under ELLR_PIN_MIN) are page-locked at the second refresh: a code that
+     refreshes twice (SNES, TS) refreshes many times, and from ELLR_PIN_REFRESH_MIN up the registration is paid
+     back within a few refreshes.  Never again once the caller has released page-locking (its arrays may move). */
+  if (d->info.refreshes >= 1 && !d->pin_len[2] && !d->unpinned && !d->info.pin_note[0]) {
+    const double pin0 = d->info.pin_ms;
+    TRY(pin_and_copy(d, 2, d->d_csr_val, a->val, vbytes, ELLR_PIN_REFRESH_MIN, s));
+    d->info.refresh_pin_ms = d->info.pin_ms - pin0; /* not create's */
+    d->info.pin_ms         = pin0;
+  } else TRY(copy_in(d, 2, d->d_csr_val, a->val, vbytes, s));
   CU(cudaStreamSynchronize(s));
   d->info.refresh_copy_ms = ellr_wall_ms() - t0;
   d->info.refreshes++;
@@ -1314,6 +1411,8 @@ void ellr_cuda_get_kopts(const ellr_cuda_matrix *d, ellr_cuda_kopts *o)
   o->chunk  = d->J;
   o->loads  = d->loads;
 }
+
+void ellr_cuda_set_host_plan_rows(int32_t rows) { g_host_plan_rows = rows < 0 ? ELLR_HOST_PLAN_ROWS : rows; }
 
 void ellr_cuda_set_default_kopts(const ellr_cuda_kopts *o)
 {

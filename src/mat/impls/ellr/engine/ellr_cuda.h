@@ -3,7 +3,8 @@
 
   Device storage has the host layout of ellr.h.  The CSR is uploaded once (page-locked with
   pin_host); the plan (row order, slice offsets) and the O(nnz) fill run on the GPU, so that no
-  O(n) host pass stands before the upload and tuning T costs a device refill.
+  O(n) host pass stands before the upload and tuning T costs a device refill -- except the plan of a block
+  under ELLR_HOST_PLAN_ROWS rows, made on the host, where the GPU's launches and read-backs would cost more.
 
   Life cycle (every call takes the stream to work on: a cudaStream_t as void *, NULL = the
   legacy default stream; all copies and kernels of a call go to that stream):
@@ -46,6 +47,10 @@ ellr_status ellr_cuda_select_device(int local_rank);
    values), then ~20 GB/s of host work, and buys a copy at ~54 GB/s instead of ~7 GB/s pageable
    (doc/performance.md): the two meet near 3 MB. */
 #define ELLR_PIN_MIN ((size_t)4 << 20)
+/* Values of at least ELLR_PIN_REFRESH_MIN bytes not page-locked at create are page-locked at the second
+   ellr_cuda_update_values (params.pin_host; not after ellr_cuda_unpin_host): by the rates above a refresh of 1 MB
+   saves ~0.12 ms against a registration of ~0.3-0.4 ms, paid back from the fourth refresh on. */
+#define ELLR_PIN_REFRESH_MIN ((size_t)1 << 20)
 
 /* How the kernel parameters were picked. */
 enum { ELLR_TUNED_BY_MODEL = 0, ELLR_TUNED_BY_EXHAUSTIVE, ELLR_TUNED_BY_NONE, ELLR_TUNED_BY_CACHE };
@@ -59,8 +64,9 @@ typedef struct {
   size_t       scratch_bytes;   /* of which: CSR kept for tuning, refresh buffers, staging vectors */
   double       create_ms;       /* all of ellr_cuda_create */
   double       pin_ms;          /* cudaHostRegister of the CSR arrays (pin_host), host time, overlapped with the copies */
-  double       plan_ms;         /* row offsets uploaded, the plan on the GPU, read-backs, storage allocated (wall) */
-  double       plan_parts_ms[3]; /* of which: row order, slice geometry, storage allocation */
+  double       plan_ms;         /* row offsets uploaded, the plan (on the GPU, or on the host and uploaded), read-backs, storage allocated (wall) */
+  double       plan_parts_ms[3]; /* of which: row order, slice geometry (with the host plan: the plan and its upload), storage allocation */
+  int          plan_on_host;    /* the plan was made on the host and uploaded (ELLR_HOST_PLAN_ROWS), not on the GPU */
   double       upload_wait_ms;  /* after the plan, waiting for the upload thread (page-locking and queueing copies) */
   double       upload_ms;       /* column indices and values to the GPU: from the first copy to the last (events),
                                    the page-locking between the copies included */
@@ -73,6 +79,7 @@ typedef struct {
   size_t       pinned_bytes;    /* host CSR bytes page-locked now */
   char         pin_note[160];   /* why an array was not page-locked (empty when all were, or none asked) */
   double       unpin_ms;        /* the last ellr_cuda_unpin_host */
+  double       refresh_pin_ms;  /* page-locking the values at the second refresh (ELLR_PIN_REFRESH_MIN), host time */
   int          refreshes;       /* ellr_cuda_update_values calls */
   double       refresh_copy_ms; /* the last one's value copy (wall, waited for) */
   double       refresh_fill_ms; /* the last one's refill kernel (events); -1 while it runs or before any */
@@ -103,7 +110,9 @@ ellr_status ellr_cuda_tune(ellr_cuda_matrix *d, const ellr_csr *a, void *stream)
 
 /* New values, same pattern: copies a->val to the GPU and refills the layout, on stream.  The first
    call allocates device scratch (nnz values + n + 1 row offsets, kept until destroy) and uploads
-   the row offsets; later calls allocate nothing.  Returns once a->val has been read (the copy is
+   the row offsets; later calls allocate nothing.  With params.pin_host the second call page-locks a->val
+   when create did not (ELLR_PIN_REFRESH_MIN): the caller then keeps it as for create's page-locking (not freed
+   before ellr_cuda_unpin_host or destroy; info.pinned_bytes says).  Returns once a->val has been read (the copy is
    complete; a may be changed right after) with the refill still queued on stream. */
 ellr_status ellr_cuda_update_values(ellr_cuda_matrix *d, const ellr_csr *a, void *stream);
 

@@ -11,6 +11,11 @@
 extern "C" {
 #endif
 
+/* create takes its set-up scratch from the stream-ordered pool from this many bytes of values up (ellr_cuda_util.cuh):
+   a shorter upload ends before the plan's frees would have to wait long for it (3d7 N=48, 6 MB of values: the
+   first matrix of a process took 20.8 ms with the pool, 7.1 ms without; later matrices 2.0-2.8 ms either way) */
+#define ELLR_POOLED_MIN ((size_t)64 << 20)
+
 typedef struct {
   int kernel; /* 0 automatic, 1 rows (T lanes per row), 2 chunks (needs C*T % 32 == 0); slices of different T
                  (per-slice T) always take the chunks kernel, whatever is asked */
@@ -24,6 +29,10 @@ ellr_status ellr_cuda_set_kopts(ellr_cuda_matrix *d, const ellr_cuda_kopts *o);
 void        ellr_cuda_get_kopts(const ellr_cuda_matrix *d, ellr_cuda_kopts *o);
 /* Kernel options used by ellr_cuda_create (autotuning included) from now on; NULL = automatic. */
 void ellr_cuda_set_default_kopts(const ellr_cuda_kopts *o);
+
+/* Blocks of fewer rows than this are planned on the host (ELLR_HOST_PLAN_ROWS; a negative value restores it):
+   0 makes every plan on the GPU, as the tests do to cover both. */
+void ellr_cuda_set_host_plan_rows(int32_t rows);
 
 /* Work items of the chunks kernel for a plan (host): returns the number of items and of split
    slices for column-block budget J (J <= 0: no splitting). */

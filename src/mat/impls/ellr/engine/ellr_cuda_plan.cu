@@ -22,7 +22,7 @@ struct ellr_plan_counters {
   int                maxlen, nonempty, bad, wmax;
 };
 
-__device__ __forceinline__ unsigned long long ellr_mix64(unsigned long long z)
+__host__ __device__ __forceinline__ unsigned long long ellr_mix64(unsigned long long z)
 {
   z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull; /* splitmix64's finalizer */
   z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
@@ -233,7 +233,9 @@ static ellr_status choose_order(int32_t n, int maxlen, int32_t C, cudaStream_t s
   if (!pl->sorted) {
     CU(cudaMemcpyAsync(dp->rowlen, w->keys, (size_t)n * sizeof(int32_t), cudaMemcpyDeviceToDevice, s));
     CU(cudaStreamSynchronize(s));
-    return dfree(&dp->perm);
+    dp->unused = dp->perm; /* not freed here: cudaFree waits for the whole device, the upload on create's other stream too */
+    dp->perm   = NULL;
+    return ELLR_OK;
   }
   static const int64_t mult[2] = {32, 1024};
   for (int k = 0; k < 2; k++) {
@@ -254,6 +256,21 @@ static ellr_status choose_order(int32_t n, int maxlen, int32_t C, cudaStream_t s
   return ELLR_OK;
 }
 
+static uint64_t signature_of(unsigned long long rows_hash, int32_t n, int32_t ncols, int64_t nnz) { return rows_hash ^ ((unsigned long long)n * 0x9e3779b97f4a7c15ull) ^ ((unsigned long long)ncols << 17) ^ (unsigned long long)nnz; }
+
+uint64_t ellr_cuda_plan_signature(const int32_t *rowptr, int32_t n, int32_t ncols, int32_t *maxlen)
+{
+  unsigned long long h = 0;
+  int32_t            mx = 0;
+  for (int32_t i = 0; i < n; i++) { /* the sum ellr_kernel_lengths forms */
+    const int32_t l = rowptr[i + 1] - rowptr[i];
+    h += ellr_mix64(((unsigned long long)i << 32) ^ (unsigned)l ^ 0x9e3779b97f4a7c15ull);
+    if (l > mx) mx = l;
+  }
+  *maxlen = mx;
+  return signature_of(h, n, ncols, n > 0 ? rowptr[n] : 0);
+}
+
 ellr_status ellr_cuda_plan_order(const int32_t *d_rowptr, int32_t n, int32_t ncols, int64_t nnz, const ellr_params *p, cudaStream_t s, ellr_plan *pl, ellr_dplan *dp)
 {
   order_scratch      w(s);
@@ -264,7 +281,7 @@ ellr_status ellr_cuda_plan_order(const int32_t *d_rowptr, int32_t n, int32_t nco
   if (n < 0 || ncols < 0) return ellr_error(ELLR_ERR_ARG, "matrix size %d x %d is negative", n, ncols);
   pl->nrows   = n;
   pl->ncols   = ncols;
-  pl->C       = p->slice_height > 0 && p->slice_height < n ? p->slice_height : (n > 0 ? n : 1);
+  pl->C       = ellr_slice_height(p, n);
   pl->nslices = (int32_t)(((int64_t)n + pl->C - 1) / pl->C);
   const int     sort        = p->sort_rows && n > 1;
   const int64_t nstoredrows = (int64_t)pl->nslices * pl->C;
@@ -299,7 +316,7 @@ ellr_status ellr_cuda_plan_order(const int32_t *d_rowptr, int32_t n, int32_t nco
     pl->sorted = 1;
     pl->window = p->sort_window < n ? p->sort_window : 0;
   }
-  dp->signature          = hc.signature ^ ((unsigned long long)n * 0x9e3779b97f4a7c15ull) ^ ((unsigned long long)ncols << 17) ^ (unsigned long long)nnz;
+  dp->signature          = signature_of(hc.signature, n, ncols, nnz);
   pl->stats.nnz           = nnz;
   pl->stats.maxrowlen     = hc.maxlen;
   pl->stats.nonempty_rows = hc.nonempty;
@@ -408,6 +425,7 @@ ellr_status ellr_cuda_plan_free(ellr_dplan *dp)
   if ((s2 = dfree(&dp->perm)) && !st) st = s2;
   if ((s2 = dfree(&dp->outrow)) && !st) st = s2;
   if ((s2 = dfree(&dp->slice_start)) && !st) st = s2;
+  if ((s2 = dfree(&dp->unused)) && !st) st = s2;
   if ((s2 = ellr_cuda_long_free(&dp->lr)) && !st) st = s2;
   return st;
 }

@@ -15,6 +15,12 @@
 
 #include <cuda_runtime.h>
 
+/* Blocks of fewer rows are planned on the host instead (ellr_plan_create, then its arrays uploaded; not with long
+   rows, whose list the GPU plan makes): an O(n) pass of microseconds there against the GPU plan's dozen dependent
+   launches, read-backs and scratch allocations, 0.3-0.5 ms on small matrices (H100, doc/performance.md), and
+   none of the plan's kernels to load in a process's first matrix. */
+#define ELLR_HOST_PLAN_ROWS ELLR_SMALL_ROWS
+
 /* The device arrays of a plan made on the GPU. */
 typedef struct {
   int32_t *rowlen;      /* [nslices * C], stored order, 0 past the last row */
@@ -23,6 +29,8 @@ typedef struct {
   int64_t *slice_start; /* [nslices + 1] */
   uint64_t signature;   /* hash of the row lengths (and sizes): equal patterns' lengths give equal signatures */
   ellr_dlong lr;        /* the long rows (ellr.h's long-row path): their list and chunks; their entries once filled */
+  int32_t *unused;      /* a permutation the order step made and did not keep: freed with the plan, or by create once
+                           its upload is in (a cudaFree in between would wait for that upload) */
 } ellr_dplan;
 
 /* Row lengths and order from the device row offsets d_rowptr (nnz = d_rowptr[nrows]) on stream s:
@@ -41,6 +49,10 @@ ellr_status ellr_cuda_plan_geometry(const int32_t *d_rowptr, int T, const ellr_p
    rows of y (dp->outrow); sets pl->nrows_out (nrows without compressed rows, when d_rows is NULL).  After
    ellr_cuda_plan_order.  Returns with s synchronized. */
 ellr_status ellr_cuda_plan_outrow(const int32_t *d_rows, int32_t nrows_out, cudaStream_t s, ellr_plan *pl, ellr_dplan *dp);
+
+/* The signature ellr_cuda_plan_order gives the pattern of these host row offsets (the pattern cache's key, whichever
+   plan is made), and the longest row. */
+uint64_t ellr_cuda_plan_signature(const int32_t *rowptr, int32_t nrows, int32_t ncols, int32_t *maxlen);
 
 /* Frees dp's device arrays (not pl: ellr_plan_destroy frees the host copy). */
 ellr_status ellr_cuda_plan_free(ellr_dplan *dp);

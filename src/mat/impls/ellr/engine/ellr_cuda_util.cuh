@@ -71,10 +71,7 @@ static inline ellr_status dfree(X **p)
    times a small matrix's whole set-up.  Scratch never outlives the function that allocates it, so the mode is
    the same at its free. */
 extern thread_local int ellr_scratch_pooled;
-/* create pools its scratch from this many bytes of values up: a shorter upload ends before the plan's frees would
-   have to wait long for it (3d7 N=48, 6 MB of values: the first matrix of a process took 20.8 ms with the pool,
-   7.1 ms without; later matrices 2.0-2.8 ms either way) */
-#define ELLR_POOLED_MIN ((size_t)64 << 20)
+/* create pools it from ELLR_POOLED_MIN bytes of values up (ellr_cuda_internal.cuh) */
 struct ellr_pooled_scratch {
   int old;
   explicit ellr_pooled_scratch(int on) : old(ellr_scratch_pooled) { ellr_scratch_pooled = on; }

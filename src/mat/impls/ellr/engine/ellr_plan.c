@@ -113,6 +113,15 @@ static ellr_status ellr_sort_all_rows(const int32_t *len, int32_t nrows, int32_t
 static ellr_status ellr_sort_rows(const int32_t *len, int32_t nrows, int32_t maxlen, int32_t window, int32_t *perm)
 {
   if (window <= 0 || window >= nrows) return ellr_sort_all_rows(len, nrows, maxlen, perm);
+  if (maxlen <= 4 * (int64_t)window) { /* each window by the counting sort, O(window + maxlen): the same stable order as qsort's */
+    for (int32_t w = 0; w < nrows; w += window) {
+      const int32_t cnt = (nrows - w < window) ? nrows - w : window;
+      ellr_status   st  = ellr_sort_all_rows(len + w, cnt, maxlen, perm + w);
+      if (st) return st;
+      for (int32_t i = w; i < w + cnt; i++) perm[i] += w;
+    }
+    return ELLR_OK;
+  }
   ellr_keyed_row *keys = (ellr_keyed_row *)malloc((size_t)nrows * sizeof(*keys));
   if (!keys) return ellr_error(ELLR_ERR_MEM, "cannot allocate %zu bytes for the row sort", (size_t)nrows * sizeof(*keys));
   for (int32_t r = 0; r < nrows; r++) {
@@ -310,8 +319,7 @@ ellr_status ellr_plan_create(const ellr_csr *a, const ellr_params *p, ellr_plan 
 
   pl->nrows   = n;
   pl->ncols   = a->ncols;
-  /* a slice taller than the matrix would only pad it */
-  pl->C       = p->slice_height > 0 && p->slice_height < n ? p->slice_height : (n > 0 ? n : 1);
+  pl->C       = ellr_slice_height(p, n);
   pl->nslices = (int32_t)(((int64_t)n + pl->C - 1) / pl->C);
 
   const size_t nstoredrows = (size_t)pl->nslices * (size_t)pl->C;

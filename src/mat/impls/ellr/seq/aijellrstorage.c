@@ -300,6 +300,11 @@ PetscErrorCode MatSeqAIJELLRUpdate(Mat A)
     PetscCall(PetscLogEventBegin(MAT_ELLRCopyToGPU, A, 0, 0, 0));
     PetscCall(MatELLRCheckStatus(ellr_cuda_update_values(e->dev, &csr, stream), "Copying new values to the GPU"));
     PetscCall(PetscLogEventEnd(MAT_ELLRCopyToGPU, A, 0, 0, 0));
+    if (!e->pinned && e->settings.eng.pin_host) { /* the second refresh may page-lock AIJ's values (ELLR_PIN_REFRESH_MIN) */
+      ellr_cuda_info info;
+      ellr_cuda_get_info(e->dev, &info);
+      MatSeqAIJELLRSetPinned(e, (PetscBool)(info.pinned_bytes > 0));
+    }
   }
 #endif
   PetscCall(PetscLogEventEnd(MAT_ELLRBuild, A, 0, 0, 0));
@@ -384,11 +389,12 @@ PetscErrorCode MatSeqAIJELLRView_Info(Mat A, PetscViewer viewer)
     } else if (e->settings.eng.family == ELLR_FAMILY_AUTO) PetscCall(PetscViewerASCIIPrintf(viewer, "GPU kernel family sliced (-mat_ellr_kernel auto)\n"));
     if (info.family_ms[0] > 0) PetscCall(PetscViewerASCIIPrintf(viewer, "kernel families timed (one product each): sliced %.4f ms, csr_vector %.4f ms, ipcsr %.4f ms\n", (double)info.family_ms[0], (double)info.family_ms[1], (double)info.family_ms[2]));
     PetscCall(PetscViewerASCIIPrintf(viewer, "GPU: block size %d, kernel %s, %s, %s loads; picked by %s (-mat_ellr_tune %s); %.3f MB on the device\n", info.block_size, ko.kernel == 2 ? "chunks" : "rows", ko.uselen ? "rows stop at their length" : "rows stop at the slice width", ko.loads ? "streaming" : "read-only", how[info.tune_how], MatELLRTuneModes[e->settings.eng.tune], info.device_bytes / 1e6));
-    PetscCall(PetscViewerASCIIPrintf(viewer, "GPU setup %.3f ms (wall): plan on the GPU %.3f ms, upload %.3f ms (%.1f MB at %.1f GB/s, page-locking %.3f ms of it on the host), fill %.3f ms, tune %.3f ms (%d products)\n", info.create_ms + info.tune_ms, info.plan_ms, info.upload_ms, info.upload_bytes / 1e6, info.upload_ms > 0 ? info.upload_bytes / info.upload_ms / 1e6 : 0.0, info.pin_ms, info.fill_ms, info.tune_ms, info.tune_products));
+    PetscCall(PetscViewerASCIIPrintf(viewer, "GPU setup %.3f ms (wall): plan on the %s %.3f ms, upload %.3f ms (%.1f MB at %.1f GB/s, page-locking %.3f ms of it on the host), fill %.3f ms, tune %.3f ms (%d products)\n", info.create_ms + info.tune_ms, info.plan_on_host ? "host" : "GPU", info.plan_ms, info.upload_ms, info.upload_bytes / 1e6, info.upload_ms > 0 ? info.upload_bytes / info.upload_ms / 1e6 : 0.0, info.pin_ms, info.fill_ms, info.tune_ms, info.tune_products));
     PetscCall(PetscViewerASCIIPrintf(viewer, "the plan (during the upload): row order %.3f ms, slice geometry %.3f ms, storage allocation %.3f ms; then waited %.3f ms for the upload\n", info.plan_parts_ms[0], info.plan_parts_ms[1], info.plan_parts_ms[2], info.upload_wait_ms));
-    if (info.pinned_bytes) PetscCall(PetscViewerASCIIPrintf(viewer, "host CSR page-locked: %.1f MB, kept while the pattern lives\n", info.pinned_bytes / 1e6));
+    if (info.pinned_bytes && info.refresh_pin_ms > 0) PetscCall(PetscViewerASCIIPrintf(viewer, "host values page-locked at the second refresh (%.3f ms): %.1f MB, kept while the pattern lives\n", info.refresh_pin_ms, info.pinned_bytes / 1e6));
+    else if (info.pinned_bytes) PetscCall(PetscViewerASCIIPrintf(viewer, "host CSR page-locked: %.1f MB, kept while the pattern lives\n", info.pinned_bytes / 1e6));
     else if (info.pin_note[0]) PetscCall(PetscViewerASCIIPrintf(viewer, "host CSR not page-locked: %s\n", info.pin_note));
-    else if (e->settings.eng.pin_host) PetscCall(PetscViewerASCIIPrintf(viewer, "host CSR not page-locked (arrays under %g MB are copied as they are; the page-locking is released when AIJ may reallocate them for new nonzeros)\n", (double)ELLR_PIN_MIN / 1048576.0));
+    else if (e->settings.eng.pin_host) PetscCall(PetscViewerASCIIPrintf(viewer, "host CSR not page-locked (arrays under %g MB are copied as they are, values from %g MB up are page-locked at the second refresh; the page-locking is released when AIJ may reallocate them for new nonzeros)\n", (double)ELLR_PIN_MIN / 1048576.0, (double)ELLR_PIN_REFRESH_MIN / 1048576.0));
     else PetscCall(PetscViewerASCIIPrintf(viewer, "host CSR not page-locked (-mat_ellr_pin_host false)\n"));
     if (info.refreshes) PetscCall(PetscViewerASCIIPrintf(viewer, "values refreshed %d times; the last: copy %.3f ms (%.1f GB/s), refill %.3f ms on the GPU\n", info.refreshes, info.refresh_copy_ms, info.refresh_copy_ms > 0 ? 8.0 * st->nnz / info.refresh_copy_ms / 1e6 : 0.0, info.refresh_fill_ms));
   #if defined(PETSCELLR_PETSC_HAS_CUDA)
