@@ -607,44 +607,34 @@ static void check_lifecycles(cudaStream_t stream)
   tcsr_free(&a);
 }
 
-/* Page-locking (pin_host): values of ELLR_PIN_MIN bytes and more are page-locked and uploaded by the second host
-   thread; refreshes from the same host arrays, changed in place as AIJ changes them, copy from the registered
-   pages; after ellr_cuda_unpin_host they copy as pageable memory.  Without pin_host nothing is page-locked. */
-static void check_pinning(cudaStream_t stream)
+/* The page-locking checks' frame: 3d7 N^3 with slices of 32, for pin_host 0 and 1, a CPU reference and a device
+   matrix handed to body (which may change a's values in place, as AIJ does), both destroyed after; the values'
+   bytes checked inside [min_bytes, max_bytes). */
+typedef void (*pinning_body)(const char *name, tcsr *a, ellr_matrix *ref, ellr_cuda_matrix *d, int pin, vecs *v, cudaStream_t stream);
+static void pinning_cases(int N, const char *label, size_t min_bytes, size_t max_bytes, pinning_body body, cudaStream_t stream)
 {
   tcsr a;
-  if (tcsr_stencil_3d7(&a, 48)) return; /* 110592 rows, 6 MB of values */
-  const int64_t nnz = tcsr_nnz(&a);
-  CHECK((size_t)nnz * sizeof(double) >= ELLR_PIN_MIN + 8192, "the pinning shape's values (%zu bytes) are under ELLR_PIN_MIN", (size_t)nnz * sizeof(double));
+  if (tcsr_stencil_3d7(&a, N)) return;
+  const size_t vbytes = (size_t)tcsr_nnz(&a) * sizeof(double);
+  CHECK(vbytes >= min_bytes && vbytes < max_bytes, "%s: values of %zu bytes, not in [%zu, %zu)", label, vbytes, min_bytes, max_bytes);
   ellr_csr    av = tcsr_view(&a);
   ellr_params p  = {0, 0, 32, 0, 0, 0.0, 0, 0};
   vecs        v;
   vecs_init(&v, (size_t)a.nrows);
   for (int pin = 0; pin < 2; pin++) {
-    char name[64];
-    snprintf(name, sizeof(name), "3d7 N=48 pin_host=%d", pin);
+    char name[96];
+    snprintf(name, sizeof(name), "%s pin_host=%d", label, pin);
     p.pin_host = pin;
     ellr_matrix ref;
-    if (ellr_matrix_create(&av, &p, &ref)) break;
+    if (ellr_matrix_create(&av, &p, &ref)) {
+      CHECK(0, "%s: CPU reference: %s", name, ellr_last_error());
+      continue;
+    }
     ellr_cuda_matrix *d  = NULL;
     ellr_status       st = ellr_cuda_create(&av, &p, stream, &d);
     CHECK(st == ELLR_OK, "%s: create: %s", name, ellr_last_error());
     if (!st) {
-      ellr_cuda_info info;
-      ellr_cuda_get_info(d, &info);
-      CHECK(pin ? info.pinned_bytes > 0 || info.pin_note[0] : info.pinned_bytes == 0, "%s: %zu bytes page-locked (%s)", name, info.pinned_bytes, info.pin_note);
-      g_pinned += info.pinned_bytes > 0;
-      check_all_products(name, &a, &ref, d, &v, stream, 9500 + pin);
-      for (int round = 0; round < 2; round++) { /* refreshes from the arrays as registered, then after unpinning */
-        tcsr_randomize_values(&a, 9600 + 10 * pin + round);
-        st = ellr_cuda_update_values(d, &av, stream);
-        CHECK(st == ELLR_OK, "%s: update %d: %s", name, round, ellr_last_error());
-        ref_values(&ref, &a);
-        check_all_products(name, &a, &ref, d, &v, stream, 9700 + 10 * pin + round);
-        CHECK(ellr_cuda_unpin_host(d) == ELLR_OK, "%s: unpin: %s", name, ellr_last_error());
-        ellr_cuda_get_info(d, &info);
-        CHECK(info.pinned_bytes == 0, "%s: %zu bytes still page-locked after ellr_cuda_unpin_host", name, info.pinned_bytes);
-      }
+      body(name, &a, &ref, d, pin, &v, stream);
       CHECK(ellr_cuda_destroy(d) == ELLR_OK, "%s: destroy: %s", name, ellr_last_error());
     }
     ellr_matrix_destroy(&ref);
@@ -653,50 +643,57 @@ static void check_pinning(cudaStream_t stream)
   tcsr_free(&a);
 }
 
+/* Page-locking (pin_host): values of ELLR_PIN_MIN bytes and more are page-locked and uploaded by the second host
+   thread; refreshes from the same host arrays, changed in place as AIJ changes them, copy from the registered
+   pages; after ellr_cuda_unpin_host they copy as pageable memory.  Without pin_host nothing is page-locked. */
+static void pinned_at_create(const char *name, tcsr *a, ellr_matrix *ref, ellr_cuda_matrix *d, int pin, vecs *v, cudaStream_t stream)
+{
+  const ellr_csr av = tcsr_view(a);
+  ellr_cuda_info info;
+  ellr_cuda_get_info(d, &info);
+  CHECK(pin ? info.pinned_bytes > 0 || info.pin_note[0] : info.pinned_bytes == 0, "%s: %zu bytes page-locked (%s)", name, info.pinned_bytes, info.pin_note);
+  g_pinned += info.pinned_bytes > 0;
+  check_all_products(name, a, ref, d, v, stream, 9500 + pin);
+  for (int round = 0; round < 2; round++) { /* refreshes from the arrays as registered, then after unpinning */
+    tcsr_randomize_values(a, 9600 + 10 * pin + round);
+    ellr_status st = ellr_cuda_update_values(d, &av, stream);
+    CHECK(st == ELLR_OK, "%s: update %d: %s", name, round, ellr_last_error());
+    ref_values(ref, a);
+    check_all_products(name, a, ref, d, v, stream, 9700 + 10 * pin + round);
+    CHECK(ellr_cuda_unpin_host(d) == ELLR_OK, "%s: unpin: %s", name, ellr_last_error());
+    ellr_cuda_get_info(d, &info);
+    CHECK(info.pinned_bytes == 0, "%s: %zu bytes still page-locked after ellr_cuda_unpin_host", name, info.pinned_bytes);
+  }
+}
+
 /* Values left pageable at create (1-4 MB) are page-locked at the second refresh with pin_host, refreshed from the
    registered pages after that, and never page-locked again once unpinned; without pin_host never. */
-static void check_refresh_pinning(cudaStream_t stream)
+static void pinned_at_refresh(const char *name, tcsr *a, ellr_matrix *ref, ellr_cuda_matrix *d, int pin, vecs *v, cudaStream_t stream)
 {
-  tcsr a;
-  if (tcsr_stencil_3d7(&a, 32)) return; /* 32768 rows, 1.8 MB of values */
-  const int64_t nnz = tcsr_nnz(&a);
-  CHECK((size_t)nnz * sizeof(double) >= ELLR_PIN_REFRESH_MIN + 8192 && (size_t)nnz * sizeof(double) < ELLR_PIN_MIN, "the refresh-pinning shape's values (%zu bytes) are not between the two limits", (size_t)nnz * sizeof(double));
-  ellr_csr    av = tcsr_view(&a);
-  ellr_params p  = {0, 0, 32, 0, 0, 0.0, 0, 0};
-  vecs        v;
-  vecs_init(&v, (size_t)a.nrows);
-  for (int pin = 0; pin < 2; pin++) {
-    char name[64];
-    snprintf(name, sizeof(name), "3d7 N=32 refreshes, pin_host=%d", pin);
-    p.pin_host = pin;
-    ellr_matrix ref;
-    if (ellr_matrix_create(&av, &p, &ref)) break;
-    ellr_cuda_matrix *d  = NULL;
-    ellr_status       st = ellr_cuda_create(&av, &p, stream, &d);
-    CHECK(st == ELLR_OK, "%s: create: %s", name, ellr_last_error());
-    if (!st) {
-      ellr_cuda_info info;
-      ellr_cuda_get_info(d, &info);
-      CHECK(info.pinned_bytes == 0, "%s: %zu bytes page-locked at create, under ELLR_PIN_MIN", name, info.pinned_bytes);
-      for (int r = 0; r < 5; r++) { /* in place, as AIJ changes its values; unpinned after the third */
-        tcsr_randomize_values(&a, 9800 + 10 * pin + r);
-        st = ellr_cuda_update_values(d, &av, stream);
-        CHECK(st == ELLR_OK, "%s: update %d: %s", name, r, ellr_last_error());
-        ref_values(&ref, &a);
-        check_all_products(name, &a, &ref, d, &v, stream, 9900 + 10 * pin + r);
-        ellr_cuda_get_info(d, &info);
-        const int want = pin && (r == 1 || r == 2); /* page-locked at the second refresh, released after the third */
-        if (want && info.pin_note[0]) printf("%s: page-locking refused: %s\n", name, info.pin_note);
-        else CHECK(want ? info.pinned_bytes >= (size_t)nnz * sizeof(double) - 8192 && info.refresh_pin_ms > 0 : info.pinned_bytes == 0, "%s: refresh %d: %zu bytes page-locked (want %s)", name, r, info.pinned_bytes, want ? "the values" : "none");
-        g_refresh_pinned += want && info.pinned_bytes > 0;
-        if (r == 2) CHECK(ellr_cuda_unpin_host(d) == ELLR_OK, "%s: unpin: %s", name, ellr_last_error());
-      }
-      CHECK(ellr_cuda_destroy(d) == ELLR_OK, "%s: destroy: %s", name, ellr_last_error());
-    }
-    ellr_matrix_destroy(&ref);
+  const ellr_csr av  = tcsr_view(a);
+  const size_t   vb  = (size_t)tcsr_nnz(a) * sizeof(double);
+  ellr_cuda_info info;
+  ellr_cuda_get_info(d, &info);
+  CHECK(info.pinned_bytes == 0, "%s: %zu bytes page-locked at create, under ELLR_PIN_MIN", name, info.pinned_bytes);
+  for (int r = 0; r < 5; r++) { /* in place, as AIJ changes its values; unpinned after the third */
+    tcsr_randomize_values(a, 9800 + 10 * pin + r);
+    ellr_status st = ellr_cuda_update_values(d, &av, stream);
+    CHECK(st == ELLR_OK, "%s: update %d: %s", name, r, ellr_last_error());
+    ref_values(ref, a);
+    check_all_products(name, a, ref, d, v, stream, 9900 + 10 * pin + r);
+    ellr_cuda_get_info(d, &info);
+    const int want = pin && (r == 1 || r == 2); /* page-locked at the second refresh, released after the third */
+    if (want && info.pin_note[0]) printf("%s: page-locking refused: %s\n", name, info.pin_note);
+    else CHECK(want ? info.pinned_bytes >= vb - 8192 && info.refresh_pin_ms > 0 : info.pinned_bytes == 0, "%s: refresh %d: %zu bytes page-locked (want %s)", name, r, info.pinned_bytes, want ? "the values" : "none");
+    g_refresh_pinned += want && info.pinned_bytes > 0;
+    if (r == 2) CHECK(ellr_cuda_unpin_host(d) == ELLR_OK, "%s: unpin: %s", name, ellr_last_error());
   }
-  vecs_free(&v);
-  tcsr_free(&a);
+}
+
+static void check_pinning(cudaStream_t stream)
+{
+  pinning_cases(48, "3d7 N=48", ELLR_PIN_MIN + 8192, SIZE_MAX, pinned_at_create, stream);           /* 110592 rows, 6 MB of values */
+  pinning_cases(32, "3d7 N=32 refreshes", ELLR_PIN_REFRESH_MIN + 8192, ELLR_PIN_MIN, pinned_at_refresh, stream); /* 32768 rows, 1.8 MB */
 }
 
 /* At least ELLR_POOLED_MIN of values: the upload on create's second thread, the set-up scratch from the
@@ -885,7 +882,6 @@ int main(int argc, char **argv)
     CUDA_OK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
     check_lifecycles(stream);
     check_pinning(stream);
-    check_refresh_pinning(stream);
     if (!quick) check_pooled(stream);
     long   created = 0;
     double t0      = twall_ms();
@@ -902,7 +898,7 @@ int main(int argc, char **argv)
     printf("device matrices created: %ld in %.1f s; automatic T per slice with the GPU plan equal to the host plan: %ld; host values page-locked: %ld, at a refresh: %ld\n", created, (twall_ms() - t0) / 1e3, g_auto_per_slice_same, g_pinned, g_refresh_pinned);
     CHECK(quick || g_auto_per_slice_same > 0, "no automatic plan came out per slice on the GPU");
     CHECK(g_pinned > 0, "no matrix had its host values page-locked (check_pinning: the registration was refused, or the threaded upload did not page-lock)");
-    CHECK(g_refresh_pinned > 0, "no matrix had its host values page-locked at a refresh (check_refresh_pinning: refused, or not done)");
+    CHECK(g_refresh_pinned > 0, "no matrix had its host values page-locked at a refresh (check_pinning, 3d7 N=32: refused, or not done)");
   } else printf("no CUDA device: device products skipped\n");
   for (int s = 0; s < ns; s++) tcsr_free(&sh[s].a);
   printf("test_engine_cuda: %ld passed, %ld failed\n", g_pass, g_fail);
