@@ -2,7 +2,9 @@
   cold_start - what the first matrix of a process pays on the GPU, against the next ones (PETSc-free).
 
   usage: cold_start [ellrt|pellr] [N] [probe]     (3d 7-point N^3, default 24: 13824 rows, a small problem)
-  probe: before the rounds, the first use of each kind of CUDA call the set-up makes, timed one by one.
+  probe: before the rounds, the first use of each kind of CUDA call the set-up makes, timed one by one, then what
+  some of them cost once warm.  ELLR_GPU_PLAN=1 in the environment plans every matrix on the GPU (small ones are
+  planned on the host otherwise).
 
   Times, host wall clock: the CUDA context (cudaFree(0)), then three rounds of create + tune + one product
   (y = A x, synchronized) of the same matrix with the parameters of -mat_type ellrt or pellr, each with the
@@ -10,12 +12,14 @@
   launches (module and function loading; CUDA_MODULE_LOADING=EAGER moves it into the context), the later ones
   only the set-up itself.  tests/gpu/prepare.sh builds it; run it in a fresh process per measurement.
 */
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <cuda_runtime.h>
 #include "ellr.h"
 #include "ellr_cuda.h"
+#include "ellr_cuda_internal.cuh"
 #include "ellr_testlib.h"
 
 int main(int argc, char **argv)
@@ -56,7 +60,29 @@ int main(int argc, char **argv)
     PROBE("cudaFreeAsync + cudaFree", (cudaFreeAsync(m3, ps), cudaFree(m1)));
     PROBE("cudaStreamDestroy + cudaEventDestroy", (cudaStreamDestroy(ps), cudaEventDestroy(pe)));
 #undef PROBE
+    /* then what each costs once warm: median of 21 */
+    cudaStreamCreateWithFlags(&ps, cudaStreamNonBlocking);
+    cudaMalloc(&m1, sizeof(h));
+    auto warm = [&](const char *what, auto &&call) {
+      double ts[21];
+      for (int r = 0; r < 21; r++) {
+        const double w = twall_ms();
+        call();
+        ts[r] = twall_ms() - w;
+      }
+      std::sort(ts, ts + 21);
+      printf("  warm  %-40s %8.4f ms\n", what, ts[10]);
+    };
+    size_t fb, tb;
+    warm("cudaMemGetInfo", [&] { cudaMemGetInfo(&fb, &tb); });
+    warm("cudaMalloc + cudaFree (64 KB)", [&] { cudaMalloc(&m2, sizeof(h)); cudaFree(m2); });
+    warm("pageable cudaMemcpyAsync H2D (4 KB) + sync", [&] { cudaMemcpyAsync(m1, h, 4096, cudaMemcpyHostToDevice, ps); cudaStreamSynchronize(ps); });
+    warm("pageable cudaMemcpyAsync H2D (64 KB) + sync", [&] { cudaMemcpyAsync(m1, h, sizeof(h), cudaMemcpyHostToDevice, ps); cudaStreamSynchronize(ps); });
+    warm("cudaMemsetAsync + D2H (8 B) + sync", [&] { cudaMemsetAsync(m1, 0, 8, ps); cudaMemcpyAsync(h, m1, 8, cudaMemcpyDeviceToHost, ps); cudaStreamSynchronize(ps); });
+    cudaFree(m1);
+    cudaStreamDestroy(ps);
   }
+  if (getenv("ELLR_GPU_PLAN")) ellr_cuda_set_host_plan_rows(0); /* every plan on the GPU, as before the host plan */
   tcsr a;
   if (tcsr_stencil_3d7(&a, N)) return 1;
   ellr_csr    av = tcsr_view(&a);

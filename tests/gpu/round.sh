@@ -11,6 +11,7 @@
 #            on two GPUs)
 #   upload   ways to move a pageable host CSR to the GPU (tests/gpu/upload_bench.cu)
 #   cold     what the first matrix of a process pays (tests/gpu/cold_start.cu), ellrt and pellr, fresh processes
+#            (N=24 once more with every plan on the GPU: ELLR_GPU_PLAN=1)
 # The last lines printed are a short summary.
 set -uo pipefail
 FINAL=${1:?usage: tests/gpu/round.sh OUTDIR [PARTS]}
@@ -55,7 +56,7 @@ for part in $PARTS; do
     summary+=("time to solution: table in tts.md")
     ;;
   cold)
-    for t in ellrt pellr; do for n in 24 48; do $B/tests/gpu/cold_start $t $n; done; $B/tests/gpu/cold_start $t 24 probe; done > "$OUT/cold.log" 2>&1
+    for t in ellrt pellr; do for n in 24 48; do $B/tests/gpu/cold_start $t $n; done; $B/tests/gpu/cold_start $t 24 probe; ELLR_GPU_PLAN=1 $B/tests/gpu/cold_start $t 24; done > "$OUT/cold.log" 2>&1
     summary+=("first-matrix set-up: cold.log")
     ;;
   upload)

@@ -17,10 +17,11 @@
   longest row 10048), power laws of other skews (--powerlaw), short rows with scattered columns
   (--shortrow-*, circuit-like), 3d7 N=48 (fits in L2), 3d7 N=32 (values of 1-4 MB); then the Matrix Market files of --matrices.
 
-  usage: spmv [--matrices DIR] [--only a,b,...] [--quick] [--sweep] [--geometry] [--reps N] [--csv FILE] [--list]
+  usage: spmv [--matrices DIR] [--only a,b,...] [--quick] [--sweep] [--geometry] [--gpu-plan] [--reps N] [--csv FILE] [--list]
               [--powerlaw LIST] [--powerlaw-rows N] [--powerlaw-xmin X] [--shortrow-rows N] [--shortrow-len MIN,MAX]
     --matrices DIR        also every *.mtx / *.mtx.gz in DIR
     --only LIST           matrix names to run (substring match), e.g. --only 3d7,powerlaw
+    --gpu-plan            plan every matrix on the GPU (small ones are planned on the host otherwise)
     --quick               smaller generated matrices (1/10 of the rows of the power laws and short rows),
                           fewer repetitions
     --sweep               also time ELLR-T / PELLR variants (T, BS, kernel options): tuning notes
@@ -597,6 +598,7 @@ int main(int argc, char **argv)
     else if (!strcmp(argv[i], "--sweep")) sweep = 1;
     else if (!strcmp(argv[i], "--geometry")) g_geometry = 1;
     else if (!strcmp(argv[i], "--list")) list = 1;
+    else if (!strcmp(argv[i], "--gpu-plan")) ellr_cuda_set_host_plan_rows(0); /* every plan on the GPU, small blocks too */
     else if (!strcmp(argv[i], "--powerlaw") && i + 1 < argc) plist = argv[++i];
     else if (!strcmp(argv[i], "--powerlaw-rows") && i + 1 < argc) rows_arg(argv[++i], 1, &prows);
     else if (!strcmp(argv[i], "--shortrow-rows") && i + 1 < argc) rows_arg(argv[++i], 0, &srows);
@@ -614,7 +616,7 @@ int main(int argc, char **argv)
   const int          npl       = bad_arg || !strcmp(plist, "none") ? 0 : spmv_parse_powerlaw(plist, pxmin, pls, 16, perr, sizeof(perr));
   if (bad_arg || npl < 0) {
     if (npl < 0) printf("%s\n", perr);
-    printf("usage: %s [--matrices DIR] [--only a,b] [--quick] [--sweep] [--reps N] [--csv FILE] [--list]\n"
+    printf("usage: %s [--matrices DIR] [--only a,b] [--quick] [--sweep] [--geometry] [--gpu-plan] [--reps N] [--csv FILE] [--list]\n"
            "          [--powerlaw \"ALPHA[:MAXLEN],...\"] [--powerlaw-rows N] [--powerlaw-xmin X] [--shortrow-rows N] [--shortrow-len MIN,MAX]\n",
            argv[0]);
     return 1;

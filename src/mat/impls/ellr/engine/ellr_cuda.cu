@@ -951,46 +951,46 @@ static ellr_status plan_on_host(ellr_cuda_matrix *d, const ellr_csr *a, int T, c
 }
 
 /* The host plan's arrays to the device when the sliced layout is kept (sliced), with the column indices' packing
-   decided on the host from a's columns; then the host copies of the order go, as a GPU plan keeps none.  Returns
-   with s synchronized. */
+   decided on the host from a's columns: packed into one host buffer, one allocation (dp->block) and one copy
+   (each array apart cost a cudaMalloc and a pageable copy of their own); then the host copies of the order go, as
+   a GPU plan keeps none.  Returns with s synchronized. */
 static ellr_status host_plan_to_device(ellr_cuda_matrix *d, const ellr_csr *a, int sliced, cudaStream_t s)
 {
-  ellr_plan    *pl  = &d->plan;
-  ellr_dplan   *dp  = &d->dp;
+  ellr_plan    *pl = &d->plan;
+  ellr_dplan   *dp = &d->dp;
   const int32_t n = pl->nrows, ns = pl->nslices;
-  const size_t  nsr = (size_t)ns * pl->C;
-  int32_t      *base  = sliced ? (int32_t *)malloc(((size_t)ns + 1) * sizeof(int32_t)) : NULL;
-  int64_t      *start = sliced ? (int64_t *)malloc(((size_t)ns + 1) * sizeof(int64_t)) : NULL;
-  ellr_status   st    = ELLR_OK;
-  if (sliced && (!base || !start)) st = ellr_error(ELLR_ERR_MEM, "cannot allocate the column bases of %d slices", ns);
-  if (sliced && !st) st = ellr_cols_plan(pl, a, d->params.index_bits, base, start);
-  if (sliced && !st) st = dalloc(&dp->rowlen, nsr, "the row lengths");
-  if (sliced && !st && pl->perm) st = dalloc(&dp->perm, (size_t)n, "the row permutation");
-  if (sliced && !st && pl->outrow) st = dalloc(&dp->outrow, (size_t)n, "the row map");
-  if (sliced && !st) st = dalloc(&dp->slice_start, (size_t)ns + 1, "the slice offsets");
-  if (sliced && !st) st = dalloc(&d->cols.base, (size_t)ns, "the column bases");
-  if (sliced && !st) st = dalloc(&d->cols.start, (size_t)ns + 1, "the column offsets");
-  cudaError_t e = cudaSuccess;
-#define CUE(call) \
-  if (!st && (e = (call)) != cudaSuccess) st = cu_err(e, #call, __LINE__)
-  if (sliced) {
-    CUE(cudaMemcpyAsync(dp->rowlen, pl->rowlen, nsr * sizeof(int32_t), cudaMemcpyHostToDevice, s));
-    if (pl->perm) CUE(cudaMemcpyAsync(dp->perm, pl->perm, (size_t)n * sizeof(int32_t), cudaMemcpyHostToDevice, s));
-    if (pl->outrow) CUE(cudaMemcpyAsync(dp->outrow, pl->outrow, (size_t)n * sizeof(int32_t), cudaMemcpyHostToDevice, s));
-    CUE(cudaMemcpyAsync(dp->slice_start, pl->slice_start, ((size_t)ns + 1) * sizeof(int64_t), cudaMemcpyHostToDevice, s));
-    CUE(cudaMemcpyAsync(d->cols.base, base, (size_t)ns * sizeof(int32_t), cudaMemcpyHostToDevice, s));
-    CUE(cudaMemcpyAsync(d->cols.start, start, ((size_t)ns + 1) * sizeof(int64_t), cudaMemcpyHostToDevice, s));
+  /* parts of the block, each from a 256-byte boundary: rowlen, perm, outrow, slice_start, column bases, offsets */
+  const size_t  bytes[6] = {(size_t)ns * pl->C * sizeof(int32_t), pl->perm ? (size_t)n * sizeof(int32_t) : 0, pl->outrow ? (size_t)n * sizeof(int32_t) : 0, ((size_t)ns + 1) * sizeof(int64_t), (size_t)ns * sizeof(int32_t), ((size_t)ns + 1) * sizeof(int64_t)};
+  size_t        off[7]   = {0};
+  for (int k = 0; k < 6; k++) off[k + 1] = off[k] + (bytes[k] + 255) / 256 * 256;
+  char       *h  = sliced ? (char *)malloc(off[6]) : NULL;
+  ellr_status st = ELLR_OK;
+  cudaError_t e  = cudaSuccess;
+  if (sliced && !h) st = ellr_error(ELLR_ERR_MEM, "cannot allocate %zu bytes for the plan's upload", off[6]);
+  if (sliced && !st) st = ellr_cols_plan(pl, a, d->params.index_bits, (int32_t *)(h + off[4]), (int64_t *)(h + off[5]));
+  if (sliced && !st) st = dalloc(&dp->block, off[6], "the plan's arrays");
+  if (sliced && !st) {
+    memcpy(h + off[0], pl->rowlen, bytes[0]);
+    if (pl->perm) memcpy(h + off[1], pl->perm, bytes[1]);
+    if (pl->outrow) memcpy(h + off[2], pl->outrow, bytes[2]);
+    memcpy(h + off[3], pl->slice_start, bytes[3]);
+    if ((e = cudaMemcpyAsync(dp->block, h, off[6], cudaMemcpyHostToDevice, s)) != cudaSuccess) st = cu_err(e, "cudaMemcpyAsync (the plan's arrays)", __LINE__);
   }
-#undef CUE
-  e = cudaStreamSynchronize(s); /* on every path: no copy may outlive its host array */
+  e = cudaStreamSynchronize(s); /* on every path: no copy may outlive its host buffer */
   if (!st && e != cudaSuccess) st = cu_err(e, "cudaStreamSynchronize", __LINE__);
   if (sliced && !st) {
+    dp->rowlen          = (int32_t *)(dp->block + off[0]);
+    dp->perm            = pl->perm ? (int32_t *)(dp->block + off[1]) : NULL;
+    dp->outrow          = pl->outrow ? (int32_t *)(dp->block + off[2]) : NULL;
+    dp->slice_start     = (int64_t *)(dp->block + off[3]);
+    d->cols.base        = (int32_t *)(dp->block + off[4]);
+    d->cols.start       = (int64_t *)(dp->block + off[5]);
+    d->cols.borrowed    = 1;
     d->cols.nslices_cap = ns;
-    d->cols.nwords      = start[ns];
+    d->cols.nwords      = ((const int64_t *)(h + off[5]))[ns];
     d->cols_planned     = 1;
   }
-  free(base);
-  free(start);
+  free(h);
   free(pl->rowlen);
   free(pl->perm);
   free(pl->outrow);

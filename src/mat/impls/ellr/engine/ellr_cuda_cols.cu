@@ -63,6 +63,7 @@ ellr_status ellr_cuda_cols_plan(const ellr_plan *pl, const ellr_dplan *dp, const
   const int32_t ns = pl->nslices;
   if (index_bits != 0 && index_bits != 32) return ellr_error(ELLR_ERR_ARG, "index bits %d is not 0 (automatic) or 32", index_bits);
   if (c->nslices_cap != ns || !c->base) {
+    if (c->borrowed) c->base = NULL, c->start = NULL, c->borrowed = 0;
     TRY(dfree(&c->base));
     TRY(dfree(&c->start));
     c->nslices_cap = 0;
@@ -109,6 +110,7 @@ ellr_status ellr_cuda_cols_plan(const ellr_plan *pl, const ellr_dplan *dp, const
 
 ellr_status ellr_cuda_cols_free(ellr_dcols *c)
 {
+  if (c->borrowed) c->base = NULL, c->start = NULL, c->borrowed = 0; /* the plan's to free */
   ellr_status st = dfree(&c->base), s2;
   if ((s2 = dfree(&c->start)) && !st) st = s2;
   if ((s2 = dfree(&c->words)) && !st) st = s2;

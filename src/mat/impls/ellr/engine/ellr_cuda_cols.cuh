@@ -13,6 +13,7 @@ typedef struct {
   uint16_t *words;  /* [nwords], allocated by the caller */
   int64_t   nwords; /* start[nslices] */
   int32_t   nslices_cap;
+  int       borrowed; /* base and start live in the host plan's upload (ellr_dplan.block), freed with the plan */
 } ellr_dcols;
 
 /* Spans of each slice's columns (the CSR on the device, in the plan's order) -> base and start of every slice

@@ -421,7 +421,9 @@ ellr_status ellr_cuda_plan_outrow(const int32_t *d_rows, int32_t nrows_out, cuda
 
 ellr_status ellr_cuda_plan_free(ellr_dplan *dp)
 {
-  ellr_status st = dfree(&dp->rowlen), s2;
+  if (dp->block) dp->rowlen = dp->perm = dp->outrow = NULL, dp->slice_start = NULL; /* inside the block */
+  ellr_status st = dfree(&dp->block), s2;
+  if ((s2 = dfree(&dp->rowlen)) && !st) st = s2;
   if ((s2 = dfree(&dp->perm)) && !st) st = s2;
   if ((s2 = dfree(&dp->outrow)) && !st) st = s2;
   if ((s2 = dfree(&dp->slice_start)) && !st) st = s2;

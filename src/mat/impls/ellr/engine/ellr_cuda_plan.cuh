@@ -29,6 +29,8 @@ typedef struct {
   int64_t *slice_start; /* [nslices + 1] */
   uint64_t signature;   /* hash of the row lengths (and sizes): equal patterns' lengths give equal signatures */
   ellr_dlong lr;        /* the long rows (ellr.h's long-row path): their list and chunks; their entries once filled */
+  char    *block;       /* the host plan's upload, one allocation: rowlen, perm, outrow and slice_start above point into
+                           it (and the column bases and offsets, ellr_dcols.borrowed); NULL for a GPU plan */
   int32_t *unused;      /* a permutation the order step made and did not keep: freed with the plan, or by create once
                            its upload is in (a cudaFree in between would wait for that upload) */
 } ellr_dplan;
