@@ -21,7 +21,8 @@
   update:  values uploaded into a scratch buffer kept from the first refresh on (row offsets
            uploaded once, at that first refresh), values scattered on the GPU; from page-locked values
            at the link's speed.
-  mult:    one kernel launch (two when a chunked layout splits slices), any stream.
+  mult:    one kernel launch (two when a chunked layout splits slices), any stream; the kernels of each T live in a
+           module of their own (ellr_cuda_mult.cuh), loaded at the first product with that T.
   Every copy and kernel goes to the caller's stream.  Host arrays that are the source of a copy stay
   untouched until the copy has completed (a stream synchronize in create/tune/update; pinned staging
   for the products), since cudaMemcpyAsync from pageable memory is documented only as "might be
@@ -30,7 +31,8 @@
 */
 #include "ellr_cuda.h"
 #include "ellr_cuda_internal.cuh"
-#include "ellr_cuda_kernels.cuh"
+#include "ellr_cuda_fill_kernels.cuh"
+#include "ellr_cuda_mult.cuh"
 #include "ellr_cuda_util.cuh"
 #include "ellr_cuda_plan.cuh"
 #include "ellr_cuda_csr.cuh"
@@ -258,42 +260,6 @@ static ellr_status build_layout(ellr_cuda_matrix *d, cudaStream_t s)
 }
 
 /* ---- products --------------------------------------------------------------------------------- */
-/* probe: load the kernel's module instead of launching it (CUDA loads modules lazily, at the first launch:
-   a timed first launch would time the load) */
-template <int T, bool ADDZ, bool TRANS, bool LEN, int LD>
-static void launch(int chunks, unsigned grid, unsigned block, cudaStream_t s, const ellr_kargs &a, bool probe)
-{
-  cudaFuncAttributes fa;
-  if constexpr (T == 0) { /* each slice's own T: the chunks kernel only */
-    if (probe) (void)cudaFuncGetAttributes(&fa, (const void *)ellr_kernel_chunks<0, ADDZ, TRANS, LEN, LD>);
-    else ellr_kernel_chunks<0, ADDZ, TRANS, LEN, LD><<<grid, block, 0, s>>>(a);
-  } else {
-    if (probe) (void)cudaFuncGetAttributes(&fa, chunks ? (const void *)ellr_kernel_chunks<T, ADDZ, TRANS, LEN, LD> : (const void *)ellr_kernel_rows<T, ADDZ, TRANS, LEN, LD>);
-    else if (chunks) ellr_kernel_chunks<T, ADDZ, TRANS, LEN, LD><<<grid, block, 0, s>>>(a);
-    else ellr_kernel_rows<T, ADDZ, TRANS, LEN, LD><<<grid, block, 0, s>>>(a);
-  }
-}
-
-template <int T, bool ADDZ, bool LEN>
-static void launch_ld(int chunks, int ld, unsigned grid, unsigned block, cudaStream_t s, const ellr_kargs &a, bool probe)
-{
-  if (ld) launch<T, ADDZ, false, LEN, 1>(chunks, grid, block, s, a, probe);
-  else launch<T, ADDZ, false, LEN, 0>(chunks, grid, block, s, a, probe);
-}
-
-template <int T>
-static void launch_T(int chunks, bool addz, bool trans, bool len, int ld, unsigned grid, unsigned block, cudaStream_t s, const ellr_kargs &a, bool probe)
-{
-  if (trans) launch<T, false, true, true, 0>(chunks, grid, block, s, a, probe);
-  else if (addz) {
-    if (len) launch_ld<T, true, true>(chunks, ld, grid, block, s, a, probe);
-    else launch_ld<T, true, false>(chunks, ld, grid, block, s, a, probe);
-  } else {
-    if (len) launch_ld<T, false, true>(chunks, ld, grid, block, s, a, probe);
-    else launch_ld<T, false, false>(chunks, ld, grid, block, s, a, probe);
-  }
-}
-
 static ellr_status mult(ellr_cuda_matrix *d, const double *x, const double *z, double *y, int transpose, void *stream, bool probe);
 
 ellr_status ellr_cuda_mult(ellr_cuda_matrix *d, const double *x, const double *z, double *y, int transpose, void *stream)
@@ -372,25 +338,25 @@ static ellr_status mult_slices(ellr_cuda_matrix *d, const double *x, const doubl
   const bool len = transpose ? true : d->uselen != 0;
   switch (d->mixed_T ? 0 : pl->T) {
   case 0:
-    launch_T<0>(chunks, z != NULL, transpose != 0, len, d->loads, (unsigned)blocks, (unsigned)d->bs, s, a, probe);
+    ellr_cuda_launch_slices<0>(chunks, z != NULL, transpose != 0, len, d->loads, (unsigned)blocks, (unsigned)d->bs, s, a, probe);
     break;
   case 1:
-    launch_T<1>(chunks, z != NULL, transpose != 0, len, d->loads, (unsigned)blocks, (unsigned)d->bs, s, a, probe);
+    ellr_cuda_launch_slices<1>(chunks, z != NULL, transpose != 0, len, d->loads, (unsigned)blocks, (unsigned)d->bs, s, a, probe);
     break;
   case 2:
-    launch_T<2>(chunks, z != NULL, transpose != 0, len, d->loads, (unsigned)blocks, (unsigned)d->bs, s, a, probe);
+    ellr_cuda_launch_slices<2>(chunks, z != NULL, transpose != 0, len, d->loads, (unsigned)blocks, (unsigned)d->bs, s, a, probe);
     break;
   case 4:
-    launch_T<4>(chunks, z != NULL, transpose != 0, len, d->loads, (unsigned)blocks, (unsigned)d->bs, s, a, probe);
+    ellr_cuda_launch_slices<4>(chunks, z != NULL, transpose != 0, len, d->loads, (unsigned)blocks, (unsigned)d->bs, s, a, probe);
     break;
   case 8:
-    launch_T<8>(chunks, z != NULL, transpose != 0, len, d->loads, (unsigned)blocks, (unsigned)d->bs, s, a, probe);
+    ellr_cuda_launch_slices<8>(chunks, z != NULL, transpose != 0, len, d->loads, (unsigned)blocks, (unsigned)d->bs, s, a, probe);
     break;
   case 16:
-    launch_T<16>(chunks, z != NULL, transpose != 0, len, d->loads, (unsigned)blocks, (unsigned)d->bs, s, a, probe);
+    ellr_cuda_launch_slices<16>(chunks, z != NULL, transpose != 0, len, d->loads, (unsigned)blocks, (unsigned)d->bs, s, a, probe);
     break;
   case 32:
-    launch_T<32>(chunks, z != NULL, transpose != 0, len, d->loads, (unsigned)blocks, (unsigned)d->bs, s, a, probe);
+    ellr_cuda_launch_slices<32>(chunks, z != NULL, transpose != 0, len, d->loads, (unsigned)blocks, (unsigned)d->bs, s, a, probe);
     break;
   default:
     return ellr_error(ELLR_ERR_ARG, "ellr_cuda_mult: threads per row %d", pl->T);

@@ -1,0 +1,4 @@
+/* ellr_cuda_mult_t4.cu - the sliced product's kernels for T = 4: a module of their own (ellr_cuda_mult.cuh) */
+#include "ellr_cuda_mult_launch.cuh"
+
+ELLR_CUDA_LAUNCH_SLICES(4)
