@@ -484,7 +484,8 @@ static ellr_status tune_exhaustive(ellr_cuda_matrix *d, const tune_ctx *c)
   int   bestT = ellr_plan_threads_param(&d->plan);
   float best  = 1e30f, ms;
   d->bs       = bs0;
-  TRY(time_product(d, c, &ms)); /* warm-up: module load, first touch */
+  TRY(time_product(d, c, &ms)); /* warm-up: the model T's module, first touch (another T's module loads in the
+                                   first of its two timed products, which time_best2 discards) */
   for (int k = 0; k < nT; k++) {
     if (Ts[k] != ellr_plan_threads_param(&d->plan)) {
       ellr_status st = retile(d, Ts[k], c->s);
@@ -700,6 +701,8 @@ static ellr_status time_families(ellr_cuda_matrix *d, const tune_ctx *c)
 {
   static const int fams[3] = {ELLR_FAMILY_SLICED, ELLR_FAMILY_CSR_VECTOR, ELLR_FAMILY_IPCSR};
   float            ms[3];
+  TRY(mult(d, c->tx, NULL, c->ty, 0, (void *)c->s, true)); /* the sliced kernels' module loaded before the timing
+                                                             (tune_model may have timed nothing before) */
   TRY(time_product(d, c, &ms[0]));
   for (int k = 1; k < 3; k++) {
     TRY(csr_setup(d, fams[k], c->s));
@@ -1032,8 +1035,9 @@ static ellr_status create_device(ellr_cuda_matrix *d, const ellr_csr *a, cudaStr
   int32_t maxlen = 0;
   /* small blocks without long rows: planned on the host (ELLR_HOST_PLAN_ROWS), here only what the pattern cache's
      key needs; the GPU plan otherwise */
-  const uint64_t sig  = n > 0 && n < g_host_plan_rows ? ellr_cuda_plan_signature(a->rowptr, n, a->ncols, &maxlen) : 0;
-  const int      host = n > 0 && n < g_host_plan_rows && maxlen < ellr_long_row_min(&d->params, nnz, n);
+  const int      small = n > 0 && n < g_host_plan_rows && nnz < ELLR_HOST_PLAN_NNZ;
+  const uint64_t sig   = small ? ellr_cuda_plan_signature(a->rowptr, n, a->ncols, &maxlen) : 0;
+  const int      host  = small && maxlen < ellr_long_row_min(&d->params, nnz, n);
   if (host) {
     pl->nrows        = n;
     pl->ncols        = a->ncols;

@@ -4,7 +4,7 @@
   Device storage has the host layout of ellr.h.  The CSR is uploaded once (page-locked with
   pin_host); the plan (row order, slice offsets) and the O(nnz) fill run on the GPU, so that no
   O(n) host pass stands before the upload and tuning T costs a device refill -- except the plan of a block
-  under ELLR_HOST_PLAN_ROWS rows, made on the host, where the GPU's launches and read-backs would cost more.
+  under ELLR_HOST_PLAN_ROWS rows and ELLR_HOST_PLAN_NNZ entries, made on the host, where the GPU's launches and read-backs would cost more.
 
   Life cycle (every call takes the stream to work on: a cudaStream_t as void *, NULL = the
   legacy default stream; all copies and kernels of a call go to that stream):

@@ -2,7 +2,7 @@
   ellr_cuda_fill_kernels.cuh - the sliced layout's own kernels besides the product (included by ellr_cuda.cu only):
   the fill from the CSR on the device, the split slices' rows set before the chunks add into them, and the test
   vector of the timed tuning.  Apart from the product kernels (ellr_cuda_kernels.cuh) so that ellr_cuda.cu's module
-  stays small: CUDA loads a module whole at its first launch (ellr_cuda_mult.cuh).
+  stays small: the first launch from a module costs more the larger the module (ellr_cuda_mult.cuh).
 */
 #ifndef ELLR_CUDA_FILL_KERNELS_CUH
 #define ELLR_CUDA_FILL_KERNELS_CUH
@@ -11,7 +11,7 @@
 #include <cuda_runtime.h>
 
 /* Rows of split slices: y = z (or 0) before the chunks add into them. */
-__global__ void ellr_kernel_init_split(int32_t nsplit, const int32_t *__restrict__ split, int32_t C, int32_t nrows, const int32_t *__restrict__ perm, const double *z, double *y)
+static __global__ void ellr_kernel_init_split(int32_t nsplit, const int32_t *__restrict__ split, int32_t C, int32_t nrows, const int32_t *__restrict__ perm, const double *z, double *y)
 {
   const int64_t g = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
   const int64_t k = g / C;
@@ -27,7 +27,7 @@ __global__ void ellr_kernel_init_split(int32_t nsplit, const int32_t *__restrict
    slice; the items of a slice's first column block fill it).  Every word of the slice is written (padding: column
    -1 or 0xFFFF, value 0); column indices as the slice's cbase says (ellr_cuda_cols.cu).  values_only: the entries'
    values only (the padding is already 0). */
-__global__ void ellr_kernel_fill(int64_t nstoredrows, int32_t nrows, int32_t C, int32_t T1, const int4 *__restrict__ witems, int64_t nwitems, const int64_t *__restrict__ slice_start, const int32_t *__restrict__ rowlen, const int32_t *__restrict__ perm, const int32_t *__restrict__ rowptr, const int32_t *__restrict__ csrcol, const double *__restrict__ csrval, uint16_t *cw, const int32_t *__restrict__ cbase, const int64_t *__restrict__ cstart, double *val, int values_only)
+static __global__ void ellr_kernel_fill(int64_t nstoredrows, int32_t nrows, int32_t C, int32_t T1, const int4 *__restrict__ witems, int64_t nwitems, const int64_t *__restrict__ slice_start, const int32_t *__restrict__ rowlen, const int32_t *__restrict__ perm, const int32_t *__restrict__ rowptr, const int32_t *__restrict__ csrcol, const double *__restrict__ csrval, uint16_t *cw, const int32_t *__restrict__ cbase, const int64_t *__restrict__ cstart, double *val, int values_only)
 {
   const int64_t g = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
   int64_t       i, s, r;
@@ -74,7 +74,7 @@ __global__ void ellr_kernel_fill(int64_t nstoredrows, int32_t nrows, int32_t C, 
   }
 }
 
-__global__ void ellr_kernel_init_x(int64_t n, double *x)
+static __global__ void ellr_kernel_init_x(int64_t n, double *x)
 {
   const int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
   if (i < n) x[i] = 1.0 + 0.01 * (double)((i * 7) % 13);

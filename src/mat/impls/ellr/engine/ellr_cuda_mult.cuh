@@ -1,7 +1,8 @@
 /*
   ellr_cuda_mult.cuh - the sliced product's launch, compiled once per threads-per-row value.
 
-  CUDA loads a module whole at the first launch of any of its kernels.  With the product kernels of every T, every
+  Under CUDA's lazy loading the first launch from a module costs more the larger the module (measured; the
+  documentation speaks of loading kernels one by one).  With the product kernels of every T, every
   operation and both load paths (204 instantiations, 1.6 MB of sm_90 code) in ellr_cuda.cu's module, a process's
   first sliced matrix paid 3.4-4.1 ms at its first fill to load kernels it never ran (tests/gpu/cold_start, H100;
   the plan's 0.9 MB module 1.1 ms, the CSR families' 0.5 MB 0.7-0.9 ms).  So each ellr_cuda_mult_tN.cu is its own

@@ -20,6 +20,10 @@
    launches, read-backs and scratch allocations, 0.3-0.5 ms on small matrices (H100, doc/performance.md), and
    none of the plan's kernels to load in a process's first matrix. */
 #define ELLR_HOST_PLAN_ROWS ELLR_SMALL_ROWS
+/* ... and of fewer entries than this: the host's column pass is O(nnz) on one core (~3.5 ns per entry on the H100's
+   host, 3d7 24^3), so a short block of long rows would pay milliseconds there; 2^17 covers the matrices measured
+   planned on the host (memplus, 126k entries, the largest), the GPU plan takes the rest. */
+#define ELLR_HOST_PLAN_NNZ ((int64_t)1 << 17)
 
 /* The device arrays of a plan made on the GPU. */
 typedef struct {

@@ -89,7 +89,8 @@ static PetscErrorCode MatSetFromOptions_SeqAIJELLR(Mat A, MatELLROptionItems Pet
   PetscFunctionReturn(0);
 }
 
-/* AIJ's composed methods that replace the pattern without raising the nonzero state: the storage goes. */
+/* AIJ's composed methods that replace the pattern without raising the nonzero state: the storage goes, before AIJ
+   frees or reallocates its arrays (cudaHostUnregister of freed memory could hit the new arrays). */
 static PetscErrorCode MatSeqAIJELLRDrop(Mat A)
 {
   Mat_SeqAIJELLR *e = MatSeqAIJELLRGetData(A);
@@ -114,8 +115,8 @@ static PetscErrorCode MatSeqAIJSetPreallocation_SeqAIJELLR(Mat A, PetscInt nz, c
 
   PetscFunctionBegin;
   PetscCall(MatSeqAIJELLRCheckData(A, e));
+  PetscCall(MatSeqAIJELLRDrop(A)); /* first: AIJ frees its arrays, which the storage may hold page-locked */
   PetscCall((*e->baseprealloc)(A, nz, nnz));
-  PetscCall(MatSeqAIJELLRDrop(A));
   PetscFunctionReturn(0);
 }
 
@@ -125,8 +126,8 @@ static PetscErrorCode MatSeqAIJSetPreallocationCSR_SeqAIJELLR(Mat A, const Petsc
 
   PetscFunctionBegin;
   PetscCall(MatSeqAIJELLRCheckData(A, e));
+  PetscCall(MatSeqAIJELLRDrop(A)); /* first: AIJ frees its arrays, which the storage may hold page-locked */
   PetscCall((*e->baseprealloccsr)(A, i, j, v));
-  PetscCall(MatSeqAIJELLRDrop(A));
   PetscFunctionReturn(0);
 }
 
@@ -136,8 +137,8 @@ static PetscErrorCode MatResetPreallocation_SeqAIJELLR(Mat A)
 
   PetscFunctionBegin;
   PetscCall(MatSeqAIJELLRCheckData(A, e));
+  PetscCall(MatSeqAIJELLRDrop(A)); /* first: AIJ frees its arrays, which the storage may hold page-locked */
   PetscCall((*e->baseresetprealloc)(A));
-  PetscCall(MatSeqAIJELLRDrop(A));
   PetscFunctionReturn(0);
 }
 
@@ -147,8 +148,8 @@ static PetscErrorCode MatSetPreallocationCOO_SeqAIJELLR(Mat A, PetscCount n, Pet
 
   PetscFunctionBegin;
   PetscCall(MatSeqAIJELLRCheckData(A, e));
+  PetscCall(MatSeqAIJELLRDrop(A)); /* first: AIJ frees its arrays, which the storage may hold page-locked */
   PetscCall((*e->basecoo)(A, n, i, j));
-  PetscCall(MatSeqAIJELLRDrop(A));
   /* AIJ's COO preallocation assembles the matrix without MatAssemblyEnd(): put the products back */
   PetscCall(MatSeqAIJELLRInstallOps(A, e));
   PetscFunctionReturn(0);
