@@ -78,12 +78,16 @@ if [ "$n" != "$UNITS" ]; then
   echo "MISSING: $n PTX of sm_$LAST for $UNITS units (the newest architecture's PTX of every unit)"
   missing=1
 fi
-KARCHS=$("$CUOBJ" --dump-elf-symbols "$LIB" 2>&1 | awk '/^arch = /{a=$3} /ENTRY/ && /ellr_kernel_fill/ {print a}' | sort -u)
-for a in $ARCHS; do
-  if ! printf '%s\n' "$KARCHS" | grep -qx "sm_$a"; then
-    echo "MISSING: the kernels (ellr_kernel_fill) in no cubin for sm_$a"
-    missing=1
-  fi
+SYMS=$("$CUOBJ" --dump-elf-symbols "$LIB" 2>&1)
+# the fill (ellr_cuda.cu) and the sliced product's two kernels (one module per T, ellr_cuda_mult_t*.cu)
+for k in ellr_kernel_fill ellr_kernel_rows ellr_kernel_chunks; do
+  KARCHS=$(printf '%s\n' "$SYMS" | awk -v k="$k" '/^arch = /{a=$3} /ENTRY/ && index($0, k) {print a}' | sort -u)
+  for a in $ARCHS; do
+    if ! printf '%s\n' "$KARCHS" | grep -qx "sm_$a"; then
+      echo "MISSING: the kernel $k in no cubin for sm_$a"
+      missing=1
+    fi
+  done
 done
 extra=$(printf '%s\n' "$ELF" | sed -n 's/^ELF file *[0-9]*: .*\.sm_\([0-9]*[a-z]*\)\.cubin$/\1/p' | sort -nu | while read -r a; do case " $ARCHS " in *" $a "*) ;; *) printf '%s ' "$a" ;; esac; done)
 [ -n "$extra" ] && echo "note: also cubins for sm_ $extra(not claimed: a stale object from another CUDA_ARCH?)"
