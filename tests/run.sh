@@ -293,6 +293,15 @@ for n in 1 2; do
   t_grep "prefix_settings_np$n" "^0 failed" -- $MPIEXEC -n $n "$BUILD/tests/prefix_settings" -a_mat_ellr_backend cpu
 done
 t_fn pattern_misc ok_lines 4 "$BUILD/tests/pattern_misc" $ENGINE
+# AIJ's arrays page-locked by the GPU storage (-n 300: values of 1.8-3.6 MB per process, page-locked at the second
+# refresh; -n 450: 8 MB, at create), then every route by which AIJ reallocates or frees them (a new nonzero, also into
+# another process's row; MatResetPreallocation; a second MatSetPreallocationCOO; preallocation again; MatDestroy),
+# products against MATAIJ after each.  On the GPU each route also checks that -mat_view reports the arrays page-locked
+# before it; on the CPU the same routes run on smaller grids, without page-locking.
+RP_N=(); [ "$BACKEND" = cpu ] && RP_N=(-n 40)
+t_fn refresh_pinning_np1 ok_lines 24 "$BUILD/tests/refresh_pinning" -type ellrt "${RP_N[@]}" $ENGINE
+t_fn refresh_pinning_np2 ok_lines 19 $MPIEXEC -n 2 "$BUILD/tests/refresh_pinning" -type pellr "${RP_N[@]}" $ENGINE
+t_fn refresh_pinning_at_create ok_lines 24 "$BUILD/tests/refresh_pinning" -type pellr -n $([ "$BACKEND" = cpu ] && echo 60 || echo 450) $ENGINE
 # -help in the MatCreate / MatSetType / MatSetFromOptions order lists the options (2 ranks; on 1 PETSc itself
 # prints no MatSetFromOptions block in that order, for MATAIJ as well)
 t_grep help_order_np2 "-a_mat_type:? <now && -a_mat_ellr_backend:? <now" -- $MPIEXEC -n 2 "$BUILD/tests/help_order" -type ellrt -prefix a_ -help
@@ -547,6 +556,7 @@ no_leaks() { # CMD...: succeeds and -malloc_dump reports nothing
 Q=1 t_fn malloc_dump_ex1_ellrt no_leaks "$EX1" -n 8 -mat_type ellrt -ksp_type cg -pc_type jacobi $ENGINE
 t_fn malloc_dump_ex1_pellr_np2 no_leaks $MPIEXEC -n 2 "$EX1" -n 8 -mat_type pellr -ksp_type gmres -pc_type bjacobi -mat_view ::ascii_info $ENGINE
 t_fn malloc_dump_diff_aij no_leaks "$DIFF" -fail_exit 0 -cases band,empty_rows,rect_wide,power_law -optsets 0,5,8,10 $ENGINE
+t_fn malloc_dump_refresh_pinning no_leaks "$BUILD/tests/refresh_pinning" -n 20 $ENGINE
 t_fn malloc_dump_diff_aij_np2 no_leaks $MPIEXEC -n 2 "$DIFF" -fail_exit 0 -cases zero_rows_rank,rect_tall -optsets 0,7 -group all $ENGINE
 
 VG_SUPP=
@@ -560,13 +570,14 @@ valgrind_clean() { # CMD...: no valgrind error, no definite leak
 # ELLR_VALGRIND=0 (the GPU round: valgrind does not know CUDA) leaves them out, with a line that says so;
 # without valgrind they fail, naming the package.
 if [ "${ELLR_VALGRIND:-1}" = 0 ]; then
-  wanted valgrind_engine_cpu valgrind_ex1_ellrt valgrind_ex1_pellr valgrind_diff_aij && echo "# valgrind tests not run: ELLR_VALGRIND=0"
+  wanted valgrind_engine_cpu valgrind_ex1_ellrt valgrind_ex1_pellr valgrind_diff_aij valgrind_refresh_pinning && echo "# valgrind tests not run: ELLR_VALGRIND=0"
 else
   command -v valgrind >/dev/null 2>&1 || MISSING="valgrind not found: install the Debian package valgrind"
   Q=1 t_fn valgrind_engine_cpu valgrind_clean "$ENG"
   Q=1 t_fn valgrind_ex1_ellrt valgrind_clean "$EX1" -n 6 -mat_type ellrt -ksp_type cg -pc_type jacobi -mat_view ::ascii_info $ENGINE
   t_fn valgrind_ex1_pellr valgrind_clean "$EX1" -n 6 -mat_type pellr -ksp_type gmres -pc_type ilu $ENGINE
   t_fn valgrind_diff_aij valgrind_clean "$DIFF" -fail_exit 0 -cases band,empty_rows,rect_wide,dense_row,zero -optsets 0,2,5,8 -group all $ENGINE
+  t_fn valgrind_refresh_pinning valgrind_clean "$BUILD/tests/refresh_pinning" -n 12 $ENGINE
   MISSING=
 fi
 

@@ -29,6 +29,7 @@
   synchronous".  Every CUDA call is checked; errors come back as ELLR_ERR_CUDA with ellr_last_error()
   text, and a failed create frees everything it allocated.
 */
+#include <atomic>
 #include "ellr_cuda.h"
 #include "ellr_cuda_internal.cuh"
 #include "ellr_cuda_fill_kernels.cuh"
@@ -91,7 +92,7 @@ struct ellr_cuda_matrix {
 };
 
 static ellr_cuda_kopts g_default_kopts = {0, -1, 0, -1};
-static int32_t         g_host_plan_rows = ELLR_HOST_PLAN_ROWS;
+static std::atomic<int32_t> g_host_plan_rows{ELLR_HOST_PLAN_ROWS}; /* a test hook; atomic: plans may be made from several threads */
 thread_local int       ellr_scratch_pooled = 0; /* ellr_cuda_util.cuh */
 
 /* A host array to the device on stream s, complete on return (s synchronized): the host array may be
@@ -1035,7 +1036,7 @@ static ellr_status create_device(ellr_cuda_matrix *d, const ellr_csr *a, cudaStr
   int32_t maxlen = 0;
   /* small blocks without long rows: planned on the host (ELLR_HOST_PLAN_ROWS), here only what the pattern cache's
      key needs; the GPU plan otherwise */
-  const int      small = n > 0 && n < g_host_plan_rows && nnz < ELLR_HOST_PLAN_NNZ;
+  const int      small = n > 0 && n < g_host_plan_rows.load(std::memory_order_relaxed) && nnz < ELLR_HOST_PLAN_NNZ;
   const uint64_t sig   = small ? ellr_cuda_plan_signature(a->rowptr, n, a->ncols, &maxlen) : 0;
   const int      host  = small && maxlen < ellr_long_row_min(&d->params, nnz, n);
   if (host) {
@@ -1323,6 +1324,8 @@ void ellr_cuda_get_info(const ellr_cuda_matrix *d, ellr_cuda_info *info)
   (void)cudaGetLastError();
 }
 
+size_t ellr_cuda_pinned_bytes(const ellr_cuda_matrix *d) { return d ? d->info.pinned_bytes : 0; }
+
 ellr_status ellr_cuda_destroy(ellr_cuda_matrix *d)
 {
   if (!d) return ELLR_OK;
@@ -1382,7 +1385,7 @@ void ellr_cuda_get_kopts(const ellr_cuda_matrix *d, ellr_cuda_kopts *o)
   o->loads  = d->loads;
 }
 
-void ellr_cuda_set_host_plan_rows(int32_t rows) { g_host_plan_rows = rows < 0 ? ELLR_HOST_PLAN_ROWS : rows; }
+void ellr_cuda_set_host_plan_rows(int32_t rows) { g_host_plan_rows.store(rows < 0 ? ELLR_HOST_PLAN_ROWS : rows, std::memory_order_relaxed); }
 
 void ellr_cuda_set_default_kopts(const ellr_cuda_kopts *o)
 {

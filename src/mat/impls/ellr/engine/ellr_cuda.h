@@ -133,6 +133,9 @@ ellr_status ellr_cuda_mult(ellr_cuda_matrix *d, const double *x, const double *z
 ellr_status ellr_cuda_mult_mixed(ellr_cuda_matrix *d, const double *x, int x_host, const double *z, int z_host, double *y, int y_host, int transpose, void *stream);
 
 void        ellr_cuda_get_info(const ellr_cuda_matrix *d, ellr_cuda_info *info);
+/* Host CSR bytes page-locked now (info.pinned_bytes) without a CUDA call: for the binding after each refresh,
+   where get_info's event query would also clear the last CUDA error of work not the engine's. */
+size_t      ellr_cuda_pinned_bytes(const ellr_cuda_matrix *d);
 /* Frees everything; waits for the matrix's pending GPU work first. */
 ellr_status ellr_cuda_destroy(ellr_cuda_matrix *d);
 

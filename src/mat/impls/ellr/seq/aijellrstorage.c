@@ -247,11 +247,7 @@ static PetscErrorCode MatSeqAIJELLRBuildGPU(Mat A, Mat_SeqAIJELLR *e, const ellr
   PetscCall(PetscLogEventBegin(MAT_ELLRTune, A, 0, 0, 0));
   PetscCall(MatELLRCheckStatus(ellr_cuda_tune(e->dev, csr, stream), "Tuning the GPU kernel"));
   PetscCall(PetscLogEventEnd(MAT_ELLRTune, A, 0, 0, 0));
-  {
-    ellr_cuda_info info;
-    ellr_cuda_get_info(e->dev, &info);
-    MatSeqAIJELLRSetPinned(e, (PetscBool)(info.pinned_bytes > 0));
-  }
+  MatSeqAIJELLRSetPinned(e, (PetscBool)(ellr_cuda_pinned_bytes(e->dev) > 0));
   PetscFunctionReturn(0);
 }
 #endif
@@ -300,11 +296,8 @@ PetscErrorCode MatSeqAIJELLRUpdate(Mat A)
     PetscCall(PetscLogEventBegin(MAT_ELLRCopyToGPU, A, 0, 0, 0));
     PetscCall(MatELLRCheckStatus(ellr_cuda_update_values(e->dev, &csr, stream), "Copying new values to the GPU"));
     PetscCall(PetscLogEventEnd(MAT_ELLRCopyToGPU, A, 0, 0, 0));
-    if (!e->pinned && e->settings.eng.pin_host) { /* the second refresh may page-lock AIJ's values (ELLR_PIN_REFRESH_MIN) */
-      ellr_cuda_info info;
-      ellr_cuda_get_info(e->dev, &info);
-      MatSeqAIJELLRSetPinned(e, (PetscBool)(info.pinned_bytes > 0));
-    }
+    /* the second refresh may page-lock AIJ's values (ELLR_PIN_REFRESH_MIN) */
+    if (!e->pinned && e->settings.eng.pin_host) MatSeqAIJELLRSetPinned(e, (PetscBool)(ellr_cuda_pinned_bytes(e->dev) > 0));
   }
 #endif
   PetscCall(PetscLogEventEnd(MAT_ELLRBuild, A, 0, 0, 0));

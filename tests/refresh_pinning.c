@@ -1,0 +1,334 @@
+static char help[] = "Regression: AIJ's arrays page-locked by the GPU storage (at create, or at the second value refresh), then\n\
+every route by which AIJ may reallocate or free them; products against MATAIJ after each.\n\
+Options:\n\
+  -type <ellrt>      matrix type tested (aij: the harness against itself)\n\
+  -n <300>           grid points per side of the 2D 5-point stencil (n^2 rows): 300 gives values of 1.8-3.6 MB per\n\
+                     process on 1-2 processes (page-locked at the second refresh), 450 gives 8 MB (page-locked at create)\n\
+  -pinned <auto>     require the page-locking to happen: true, false, or auto (true where products run on the GPU)\n";
+/*
+   With -mat_ellr_pin_host (the default) the GPU storage page-locks AIJ's host arrays so that value refreshes copy at
+   the link's speed; memory freed while page-locked would leave the driver with stale pages.  Each step below page-locks
+   the arrays first (two value refreshes by MatSetValues on the preallocated pattern, a product after each), checks on
+   the GPU that -mat_view ::ascii_info reports them page-locked, then takes one route by which AIJ may reallocate or
+   free them:
+     a new nonzero by MatSetValues with MAT_NEW_NONZERO_ALLOCATION_ERR false (on two ranks: into the diagonal block,
+     the off-diagonal block and a row another process owns); MatResetPreallocation (one rank, as in diff_aij);
+     a second MatSetPreallocationCOO (on a matrix assembled by COO and refreshed by MatSetValuesCOO); the XAIJ preallocation again;
+   and compares MatMult and MatMultTranspose with MATAIJ's, which went through the same calls.  Each product must raise
+   the plugin's product counter.  A route that frees page-locked memory shows as a CUDA error from the next
+   page-locking or release, or as a wrong product.  One line per check, "ok" or "FAIL".
+*/
+#include <petscellr.h>
+#include <unistd.h> /* getpid */
+
+static PetscInt g_fail = 0;
+
+typedef struct {
+  Mat      A, B; /* the tested type, MATAIJ */
+  PetscInt n;    /* grid side */
+  PetscInt pass; /* changes each refresh's values */
+  PetscBool coo; /* assembled by COO */
+  int      pinned_check; /* 1: the page-locking must be seen, 0: not checked */
+  PetscBool harness;     /* -type aij: the harness against itself, no product counter */
+  PetscMPIInt rank, size;
+} Ctx;
+
+/* entry (i, j) of the stencil at a given refresh: pattern fixed, values new each pass */
+static PetscScalar Value(PetscInt i, PetscInt j, PetscInt pass)
+{
+  return i == j ? 4.0 + 0.001 * (PetscScalar)(i % 97) + 0.1 * (PetscScalar)pass : -1.0 - 0.0001 * (PetscScalar)((i + j + pass) % 89);
+}
+
+static PetscErrorCode SetStencil(Mat M, PetscInt n, PetscInt pass)
+{
+  PetscInt lo, hi;
+
+  PetscFunctionBeginUser;
+  PetscCall(MatGetOwnershipRange(M, &lo, &hi));
+  for (PetscInt r = lo; r < hi; r++) {
+    PetscInt    gi = r / n, gj = r % n, c[5], k = 0;
+    PetscScalar v[5];
+    if (gi > 0) c[k++] = r - n;
+    if (gj > 0) c[k++] = r - 1;
+    c[k++] = r;
+    if (gj < n - 1) c[k++] = r + 1;
+    if (gi < n - 1) c[k++] = r + n;
+    for (PetscInt q = 0; q < k; q++) v[q] = Value(r, c[q], pass);
+    PetscCall(MatSetValues(M, 1, &r, k, c, v, INSERT_VALUES));
+  }
+  PetscFunctionReturn(0);
+}
+
+static PetscErrorCode Assemble(Mat M)
+{
+  PetscFunctionBeginUser;
+  PetscCall(MatAssemblyBegin(M, MAT_FINAL_ASSEMBLY));
+  PetscCall(MatAssemblyEnd(M, MAT_FINAL_ASSEMBLY));
+  PetscFunctionReturn(0);
+}
+
+static PetscErrorCode Preallocate(Mat M)
+{
+  PetscFunctionBeginUser;
+  PetscCall(MatSeqAIJSetPreallocation(M, 5, NULL));
+  PetscCall(MatMPIAIJSetPreallocation(M, 5, NULL, 2, NULL));
+  PetscFunctionReturn(0);
+}
+
+/* The stencil's rows lo..hi-1 as COO entries at a given pass; extra: one more entry per row, (r, r + 2n + 3 mod N). */
+static PetscErrorCode StencilCOO(PetscInt n, PetscInt lo, PetscInt hi, PetscInt pass, PetscBool extra, PetscInt *k, PetscInt **ci, PetscInt **cj, PetscScalar **cv)
+{
+  PetscFunctionBeginUser;
+  PetscCall(PetscMalloc3(6 * (hi - lo), ci, 6 * (hi - lo), cj, 6 * (hi - lo), cv));
+  *k = 0;
+  for (PetscInt r = lo; r < hi; r++) {
+    PetscInt gi = r / n, gj = r % n, nb[6], m = 0;
+    if (gi > 0) nb[m++] = r - n;
+    if (gj > 0) nb[m++] = r - 1;
+    nb[m++] = r;
+    if (gj < n - 1) nb[m++] = r + 1;
+    if (gi < n - 1) nb[m++] = r + n;
+    if (extra && r + 2 * n + 3 < n * n) nb[m++] = r + 2 * n + 3;
+    for (PetscInt q = 0; q < m; q++, (*k)++) {
+      (*ci)[*k] = r;
+      (*cj)[*k] = nb[q];
+      (*cv)[*k] = Value(r, nb[q], pass);
+    }
+  }
+  PetscFunctionReturn(0);
+}
+
+/* coo: assembled by MatSetPreallocationCOO + MatSetValuesCOO (its value refreshes then by MatSetValuesCOO) */
+static PetscErrorCode Create(MatType type, PetscInt n, PetscBool coo, Mat *M)
+{
+  PetscInt lo, hi, m = PETSC_DECIDE, N = n * n;
+
+  PetscFunctionBeginUser;
+  PetscCall(PetscSplitOwnership(PETSC_COMM_WORLD, &m, &N));
+  PetscCallMPI(MPI_Scan(&m, &hi, 1, MPIU_INT, MPI_SUM, PETSC_COMM_WORLD));
+  lo = hi - m;
+  PetscCall(MatCreate(PETSC_COMM_WORLD, M));
+  PetscCall(MatSetSizes(*M, m, m, N, N));
+  PetscCall(MatSetType(*M, type));
+  PetscCall(MatSetFromOptions(*M));
+  if (coo) {
+    PetscInt     k, *ci, *cj;
+    PetscScalar *cv;
+    PetscCall(StencilCOO(n, lo, hi, 0, PETSC_FALSE, &k, &ci, &cj, &cv));
+    PetscCall(MatSetPreallocationCOO(*M, k, ci, cj));
+    PetscCall(MatSetValuesCOO(*M, cv, INSERT_VALUES));
+    PetscCall(PetscFree3(ci, cj, cv));
+  } else {
+    PetscCall(Preallocate(*M));
+    PetscCall(SetStencil(*M, n, 0));
+    PetscCall(Assemble(*M));
+  }
+  PetscFunctionReturn(0);
+}
+
+/* MatMult and MatMultTranspose of A against B's; A's product counter must grow on every rank. The tolerance: each
+   entry of y sums at most 7 terms of magnitude <= 5.2 |x|max in another order than AIJ's, and |y| is of order |x|
+   (x varies from one row to the next, so the stencil does not cancel): 1e-12 leaves a wide margin over 7 eps. */
+static PetscErrorCode Check(Ctx *c, const char *what)
+{
+  Vec       x, y1, y2;
+  PetscReal e[2] = {0, 0}, nrm;
+  PetscInt  c0, c1, lo, hi;
+  int       ran, ran_all;
+
+  PetscFunctionBeginUser;
+  PetscCall(MatCreateVecs(c->B, &x, &y1));
+  PetscCall(VecDuplicate(y1, &y2));
+  PetscCall(VecGetOwnershipRange(x, &lo, &hi));
+  for (PetscInt i = lo; i < hi; i++) PetscCall(VecSetValue(x, i, PetscSinReal(0.37 * (PetscReal)i) + 0.5 * PetscCosReal(1.3 * (PetscReal)i), INSERT_VALUES));
+  PetscCall(VecAssemblyBegin(x));
+  PetscCall(VecAssemblyEnd(x));
+  if (!c->harness) PetscCall(MatELLRGetProductCount(c->A, &c0));
+  for (int t = 0; t < 2; t++) {
+    if (t) {
+      PetscCall(MatMultTranspose(c->A, x, y1));
+      PetscCall(MatMultTranspose(c->B, x, y2));
+    } else {
+      PetscCall(MatMult(c->A, x, y1));
+      PetscCall(MatMult(c->B, x, y2));
+    }
+    PetscCall(VecAXPY(y1, -1.0, y2));
+    PetscCall(VecNorm(y1, NORM_INFINITY, &e[t]));
+    PetscCall(VecNorm(y2, NORM_INFINITY, &nrm));
+    e[t] /= nrm;
+  }
+  if (!c->harness) PetscCall(MatELLRGetProductCount(c->A, &c1));
+  ran = c->harness || c1 >= c0 + 2;
+  PetscCallMPI(MPIU_Allreduce(&ran, &ran_all, 1, MPI_INT, MPI_MIN, PETSC_COMM_WORLD));
+  {
+    PetscBool bad = (PetscBool)(e[0] > 1e-12 || e[1] > 1e-12 || !ran_all);
+    g_fail += bad;
+    PetscCall(PetscPrintf(PETSC_COMM_WORLD, "%-4s %-58s mult %.1e multT %.1e%s\n", bad ? "FAIL" : "ok", what, (double)e[0], (double)e[1], ran_all ? "" : " (not on the plugin's storage on every rank)"));
+  }
+  PetscCall(VecDestroy(&x));
+  PetscCall(VecDestroy(&y1));
+  PetscCall(VecDestroy(&y2));
+  PetscFunctionReturn(0);
+}
+
+/* Whether -mat_view ::ascii_info reports the host CSR page-locked (process 0's diagonal block in parallel). */
+static PetscErrorCode ReportsPinned(Ctx *c, PetscBool *pinned)
+{
+  PetscViewer v;
+  char        name[PETSC_MAX_PATH_LEN], line[1024];
+  int         found = 0;
+
+  PetscFunctionBeginUser;
+  PetscCall(PetscSNPrintf(name, sizeof(name), "/tmp/refresh_pinning.%d.info", (int)getpid()));
+  PetscCallMPI(MPI_Bcast(name, sizeof(name), MPI_CHAR, 0, PETSC_COMM_WORLD));
+  PetscCall(PetscViewerASCIIOpen(PETSC_COMM_WORLD, name, &v));
+  PetscCall(PetscViewerPushFormat(v, PETSC_VIEWER_ASCII_INFO));
+  PetscCall(MatView(c->A, v));
+  PetscCall(PetscViewerPopFormat(v));
+  PetscCall(PetscViewerDestroy(&v));
+  if (!c->rank) {
+    FILE *f;
+    PetscCall(PetscFOpen(PETSC_COMM_SELF, name, "r", &f));
+    while (fgets(line, sizeof(line), f))
+      if (strstr(line, "host CSR") && strstr(line, "page-locked") && !strstr(line, "not page-locked")) found = 1;
+    PetscCall(PetscFClose(PETSC_COMM_SELF, f));
+    (void)remove(name);
+  }
+  PetscCallMPI(MPI_Bcast(&found, 1, MPI_INT, 0, PETSC_COMM_WORLD));
+  *pinned = (PetscBool)found;
+  PetscFunctionReturn(0);
+}
+
+/* A product (the storage built), then two value refreshes on the same pattern, a product after each: page-locks AIJ's
+   values on the GPU. */
+static PetscErrorCode PinByRefresh(Ctx *c, const char *before)
+{
+  char what[128];
+
+  PetscFunctionBeginUser;
+  PetscCall(PetscSNPrintf(what, sizeof(what), "%s: assembled", before));
+  PetscCall(Check(c, what));
+  for (int r = 0; r < 2; r++) {
+    c->pass++;
+    if (c->coo) {
+      PetscInt     lo, hi, k, *ci, *cj;
+      PetscScalar *cv;
+      PetscCall(MatGetOwnershipRange(c->A, &lo, &hi));
+      PetscCall(StencilCOO(c->n, lo, hi, c->pass, PETSC_FALSE, &k, &ci, &cj, &cv));
+      PetscCall(MatSetValuesCOO(c->A, cv, INSERT_VALUES));
+      PetscCall(PetscFree3(ci, cj, cv));
+    } else {
+      PetscCall(SetStencil(c->A, c->n, c->pass));
+      PetscCall(Assemble(c->A));
+    }
+    PetscCall(SetStencil(c->B, c->n, c->pass));
+    PetscCall(Assemble(c->B));
+    PetscCall(PetscSNPrintf(what, sizeof(what), "%s: value refresh %d", before, r + 1));
+    PetscCall(Check(c, what));
+  }
+  if (c->pinned_check) {
+    PetscBool pinned;
+    PetscCall(ReportsPinned(c, &pinned));
+    g_fail += !pinned;
+    PetscCall(PetscPrintf(PETSC_COMM_WORLD, "%-4s %s: host CSR page-locked before the route\n", pinned ? "ok" : "FAIL", before));
+  } else PetscCall(PetscPrintf(PETSC_COMM_WORLD, "ok   %s: page-locking not checked (products not on the GPU)\n", before));
+  PetscFunctionReturn(0);
+}
+
+/* Both matrices through the same calls. */
+#define BOTH(call_A, call_B) \
+  do { \
+    PetscCall(call_A); \
+    PetscCall(call_B); \
+  } while (0)
+
+int main(int argc, char **argv)
+{
+  Ctx            c;
+  char           type[64] = "ellrt";
+  PetscBool      flg;
+  MatELLRBackend be;
+  PetscInt       N, lo, hi;
+
+  PetscCall(PetscInitialize(&argc, &argv, NULL, help));
+  PetscCall(PetscELLRInitializePackage());
+  PetscCall(PetscMemzero(&c, sizeof(c)));
+  PetscCallMPI(MPI_Comm_rank(PETSC_COMM_WORLD, &c.rank));
+  PetscCallMPI(MPI_Comm_size(PETSC_COMM_WORLD, &c.size));
+  c.n = 300;
+  PetscCall(PetscOptionsGetString(NULL, NULL, "-type", type, sizeof(type), NULL));
+  PetscCall(PetscOptionsGetInt(NULL, NULL, "-n", &c.n, NULL));
+  PetscCheck(c.n >= 4, PETSC_COMM_WORLD, PETSC_ERR_ARG_OUTOFRANGE, "-n %" PetscInt_FMT ": give at least 4", c.n);
+  N = c.n * c.n;
+  {
+    char want[16] = "auto";
+    PetscCall(PetscOptionsGetString(NULL, NULL, "-pinned", want, sizeof(want), &flg));
+    PetscCheck(!strcmp(want, "auto") || !strcmp(want, "true") || !strcmp(want, "false"), PETSC_COMM_WORLD, PETSC_ERR_ARG_WRONG, "-pinned %s: give true, false or auto", want);
+    /* each route on a fresh pair, B always assembled by MatSetValues: PETSc's own AIJ does not take every sequence of
+       routes (3.18.5 with -type aij: MatResetPreallocation after a reallocating insertion aborted in free()), and
+       MatSetPreallocationCOO may reorder the index arrays it is given, so they serve one matrix only */
+    for (int route = 0; route < 5; route++) {
+      static const char *names[] = {"new nonzero", "MatResetPreallocation", "COO", "preallocation again", "destroy"};
+      if (route == 1 && c.size > 1) continue; /* one process: PETSc's MPIAIJ keeps the old off-diagonal pattern */
+      c.coo = (PetscBool)(route == 2);
+      PetscCall(Create(type, c.n, c.coo, &c.A));
+      PetscCall(Create(MATAIJ, c.n, PETSC_FALSE, &c.B)); /* MATAIJ by MatSetValues, the reference */
+      PetscCall(PetscObjectTypeCompareAny((PetscObject)c.A, &c.harness, MATSEQAIJ, MATMPIAIJ, ""));
+      if (!c.harness) PetscCall(MatELLRGetBackend(c.A, &be));
+      c.pinned_check = !strcmp(want, "true") || (!strcmp(want, "auto") && !c.harness && be == MAT_ELLR_BACKEND_CUDA);
+      c.pass = 0;
+      PetscCall(PinByRefresh(&c, names[route]));
+      PetscCall(MatGetOwnershipRange(c.A, &lo, &hi));
+      switch (route) {
+      case 0: { /* a new nonzero by MatSetValues: AIJ reallocates the row's arrays */
+        PetscInt    r = lo, cd = PetscMin(lo + 2 * c.n + 3, hi - 1), co = (hi + 7) % N; /* diagonal block; off-diagonal in parallel */
+        PetscScalar v = 0.25;
+        BOTH(MatSetOption(c.A, MAT_NEW_NONZERO_ALLOCATION_ERR, PETSC_FALSE), MatSetOption(c.B, MAT_NEW_NONZERO_ALLOCATION_ERR, PETSC_FALSE));
+        BOTH(MatSetValues(c.A, 1, &r, 1, &cd, &v, ADD_VALUES), MatSetValues(c.B, 1, &r, 1, &cd, &v, ADD_VALUES));
+        if (c.size > 1) BOTH(MatSetValues(c.A, 1, &r, 1, &co, &v, ADD_VALUES), MatSetValues(c.B, 1, &r, 1, &co, &v, ADD_VALUES));
+        if (c.size > 1 && !c.rank) { /* a row another process owns: MPIAIJ inserts it there at assembly */
+          PetscInt ro = N - 1, cc = N / 3;
+          BOTH(MatSetValues(c.A, 1, &ro, 1, &cc, &v, ADD_VALUES), MatSetValues(c.B, 1, &ro, 1, &cc, &v, ADD_VALUES));
+        }
+        BOTH(Assemble(c.A), Assemble(c.B));
+        PetscCall(Check(&c, c.size > 1 ? "new nonzeros (diagonal, off-diagonal, other process's row)" : "new nonzero in the diagonal block"));
+      } break;
+      case 1: /* MatResetPreallocation and the entries again */
+        BOTH(MatResetPreallocation(c.A), MatResetPreallocation(c.B));
+        c.pass++;
+        BOTH(SetStencil(c.A, c.n, c.pass), SetStencil(c.B, c.n, c.pass));
+        BOTH(Assemble(c.A), Assemble(c.B));
+        PetscCall(Check(&c, "MatResetPreallocation + assembly"));
+        break;
+      case 2: { /* COO: a second MatSetPreallocationCOO, one more entry per row, replaces AIJ's arrays */
+        PetscInt     k, *ci, *cj;
+        PetscScalar *cv;
+        PetscCall(StencilCOO(c.n, lo, hi, ++c.pass, PETSC_TRUE, &k, &ci, &cj, &cv));
+        BOTH(MatSetPreallocationCOO(c.A, k, ci, cj), MatSetValuesCOO(c.A, cv, INSERT_VALUES));
+        PetscCall(PetscFree3(ci, cj, cv));
+        PetscCall(StencilCOO(c.n, lo, hi, c.pass, PETSC_TRUE, &k, &ci, &cj, &cv)); /* MatSetPreallocationCOO may reorder them */
+        PetscCall(MatDestroy(&c.B)); /* a fresh MATAIJ for the new pattern, preallocated (insertions would reallocate per row) */
+        PetscCall(MatCreateAIJ(PETSC_COMM_WORLD, hi - lo, hi - lo, N, N, 6, NULL, 3, NULL, &c.B));
+        for (PetscInt q = 0; q < k; q++) PetscCall(MatSetValue(c.B, ci[q], cj[q], cv[q], INSERT_VALUES));
+        PetscCall(Assemble(c.B));
+        PetscCall(Check(&c, "MatSetPreallocationCOO again, new pattern"));
+        PetscCall(PetscFree3(ci, cj, cv));
+      } break;
+      case 3: /* the XAIJ preallocation again: new arrays, then the entries */
+        BOTH(Preallocate(c.A), Preallocate(c.B));
+        c.pass++;
+        BOTH(SetStencil(c.A, c.n, c.pass), SetStencil(c.B, c.n, c.pass));
+        BOTH(Assemble(c.A), Assemble(c.B));
+        PetscCall(Check(&c, "preallocation again + assembly"));
+        break;
+      default: /* destroyed while page-locked */
+        break;
+      }
+      PetscCall(MatDestroy(&c.A));
+      PetscCall(MatDestroy(&c.B));
+    }
+  }
+  PetscCall(PetscPrintf(PETSC_COMM_WORLD, "%" PetscInt_FMT " failed\n", g_fail));
+  PetscCall(PetscFinalize());
+  return g_fail ? 1 : 0;
+}
