@@ -556,7 +556,7 @@ no_leaks() { # CMD...: succeeds and -malloc_dump reports nothing
 Q=1 t_fn malloc_dump_ex1_ellrt no_leaks "$EX1" -n 8 -mat_type ellrt -ksp_type cg -pc_type jacobi $ENGINE
 t_fn malloc_dump_ex1_pellr_np2 no_leaks $MPIEXEC -n 2 "$EX1" -n 8 -mat_type pellr -ksp_type gmres -pc_type bjacobi -mat_view ::ascii_info $ENGINE
 t_fn malloc_dump_diff_aij no_leaks "$DIFF" -fail_exit 0 -cases band,empty_rows,rect_wide,power_law -optsets 0,5,8,10 $ENGINE
-t_fn malloc_dump_refresh_pinning no_leaks "$BUILD/tests/refresh_pinning" -n 20 $ENGINE
+t_fn malloc_dump_refresh_pinning no_leaks "$BUILD/tests/refresh_pinning" "${RP_N[@]}" $ENGINE
 t_fn malloc_dump_diff_aij_np2 no_leaks $MPIEXEC -n 2 "$DIFF" -fail_exit 0 -cases zero_rows_rank,rect_tall -optsets 0,7 -group all $ENGINE
 
 VG_SUPP=
