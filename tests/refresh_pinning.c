@@ -235,6 +235,19 @@ static PetscErrorCode PinByRefresh(Ctx *c, const char *before)
   PetscFunctionReturn(0);
 }
 
+/* The stencil's entries with new values into both matrices, assembled, then the products compared. */
+static PetscErrorCode Refill(Ctx *c, const char *what)
+{
+  PetscFunctionBeginUser;
+  c->pass++;
+  PetscCall(SetStencil(c->A, c->n, c->pass));
+  PetscCall(SetStencil(c->B, c->n, c->pass));
+  PetscCall(Assemble(c->A));
+  PetscCall(Assemble(c->B));
+  PetscCall(Check(c, what));
+  PetscFunctionReturn(0);
+}
+
 /* Both matrices through the same calls. */
 #define BOTH(call_A, call_B) \
   do { \
@@ -295,10 +308,7 @@ int main(int argc, char **argv)
       } break;
       case 1: /* MatResetPreallocation and the entries again */
         BOTH(MatResetPreallocation(c.A), MatResetPreallocation(c.B));
-        c.pass++;
-        BOTH(SetStencil(c.A, c.n, c.pass), SetStencil(c.B, c.n, c.pass));
-        BOTH(Assemble(c.A), Assemble(c.B));
-        PetscCall(Check(&c, "MatResetPreallocation + assembly"));
+        PetscCall(Refill(&c, "MatResetPreallocation + assembly"));
         break;
       case 2: { /* COO: a second MatSetPreallocationCOO, one more entry per row, replaces AIJ's arrays */
         PetscInt     k, *ci, *cj;
@@ -316,10 +326,7 @@ int main(int argc, char **argv)
       } break;
       case 3: /* the XAIJ preallocation again: new arrays, then the entries */
         BOTH(Preallocate(c.A), Preallocate(c.B));
-        c.pass++;
-        BOTH(SetStencil(c.A, c.n, c.pass), SetStencil(c.B, c.n, c.pass));
-        BOTH(Assemble(c.A), Assemble(c.B));
-        PetscCall(Check(&c, "preallocation again + assembly"));
+        PetscCall(Refill(&c, "preallocation again + assembly"));
         break;
       default: /* destroyed while page-locked */
         break;
