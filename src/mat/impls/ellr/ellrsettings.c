@@ -241,6 +241,9 @@ PetscErrorCode MatELLRRestoreBaseOps(Mat B, const struct _MatOps *base)
   B->ops->multtransposeadd = base->multtransposeadd;
   B->ops->assemblyend      = base->assemblyend;
   B->ops->setvalues        = base->setvalues;
+  B->ops->shift            = base->shift;
+  B->ops->zerorows         = base->zerorows;
+  B->ops->zerorowscolumns  = base->zerorowscolumns;
   B->ops->destroy          = base->destroy;
   B->ops->duplicate        = base->duplicate;
   B->ops->setfromoptions   = base->setfromoptions;

@@ -40,6 +40,57 @@ static PetscErrorCode MatSetValues_SeqAIJELLR(Mat A, PetscInt m, const PetscInt 
   PetscFunctionReturn(0);
 }
 
+/* AIJ's shift inserts missing diagonal entries after a preallocation of its own (MatShift_SeqAIJ calls
+   MatSeqAIJSetPreallocation_SeqAIJ directly, past the composed method, and then inserts with new nonzeros
+   refused, past ops->setvalues' release): the storage goes first when it holds AIJ's arrays page-locked. */
+static PetscErrorCode MatShift_SeqAIJELLR(Mat A, PetscScalar a)
+{
+  Mat_SeqAIJELLR *e = MatSeqAIJELLRGetData(A);
+
+  PetscFunctionBegin;
+  if (!e) {
+    PetscCall((*MatSeqAIJELLR_AIJOps.shift)(A, a));
+    PetscFunctionReturn(0);
+  }
+  if (e->pinned) {
+    PetscBool missing = PETSC_TRUE; /* a rectangular matrix: taken as missing, the storage goes */
+    if (A->rmap->n == A->cmap->n && A->assembled) PetscCall(MatMissingDiagonal(A, &missing, NULL));
+    if (missing) PetscCall(MatSeqAIJELLRFreeStorage(e));
+  }
+  PetscCall((*e->baseops.shift)(A, a));
+  PetscFunctionReturn(0);
+}
+
+/* AIJ's MatZeroRows and MatZeroRowsColumns insert a missing diagonal entry through MatSetValues_SeqAIJ itself,
+   past ops->setvalues: the page-locking is released first where that may reallocate. */
+static PetscErrorCode MatZeroRows_SeqAIJELLR(Mat A, PetscInt n, const PetscInt rows[], PetscScalar diag, Vec x, Vec b)
+{
+  Mat_SeqAIJELLR *e = MatSeqAIJELLRGetData(A);
+
+  PetscFunctionBegin;
+  if (!e) {
+    PetscCall((*MatSeqAIJELLR_AIJOps.zerorows)(A, n, rows, diag, x, b));
+    PetscFunctionReturn(0);
+  }
+  if (e->pinned && diag != 0.0) PetscCall(MatSeqAIJELLRUnpinIfReallocatable(A));
+  PetscCall((*e->baseops.zerorows)(A, n, rows, diag, x, b));
+  PetscFunctionReturn(0);
+}
+
+static PetscErrorCode MatZeroRowsColumns_SeqAIJELLR(Mat A, PetscInt n, const PetscInt rows[], PetscScalar diag, Vec x, Vec b)
+{
+  Mat_SeqAIJELLR *e = MatSeqAIJELLRGetData(A);
+
+  PetscFunctionBegin;
+  if (!e) {
+    PetscCall((*MatSeqAIJELLR_AIJOps.zerorowscolumns)(A, n, rows, diag, x, b));
+    PetscFunctionReturn(0);
+  }
+  if (e->pinned && diag != 0.0) PetscCall(MatSeqAIJELLRUnpinIfReallocatable(A));
+  PetscCall((*e->baseops.zerorowscolumns)(A, n, rows, diag, x, b));
+  PetscFunctionReturn(0);
+}
+
 static PetscErrorCode MatAssemblyEnd_SeqAIJELLR(Mat A, MatAssemblyType mode)
 {
   Mat_SeqAIJELLR *e = MatSeqAIJELLRGetData(A);
@@ -363,6 +414,9 @@ PetscErrorCode MatConvert_SeqAIJ_SeqAIJELLR_Format(Mat A, MatELLRFormat format, 
 
   B->ops->assemblyend    = MatAssemblyEnd_SeqAIJELLR;
   B->ops->setvalues      = MatSetValues_SeqAIJELLR;
+  B->ops->shift          = MatShift_SeqAIJELLR;
+  if (B->ops->zerorows) B->ops->zerorows = MatZeroRows_SeqAIJELLR;
+  if (B->ops->zerorowscolumns) B->ops->zerorowscolumns = MatZeroRowsColumns_SeqAIJELLR;
   B->ops->destroy        = MatDestroy_SeqAIJELLR;
   B->ops->duplicate      = MatDuplicate_SeqAIJELLR;
   B->ops->setfromoptions = MatSetFromOptions_SeqAIJELLR;

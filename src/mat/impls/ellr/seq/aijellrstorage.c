@@ -98,10 +98,12 @@ PetscErrorCode MatSeqAIJELLRFreeStorage(Mat_SeqAIJELLR *e)
 /*
   The GPU storage keeps AIJ's CSR arrays page-locked (-mat_ellr_pin_host); memory freed while page-locked would
   leave the driver with stale pages.  AIJ reallocates its arrays only to insert a new nonzero while new
-  nonzeros are allowed (nonew == 0: MAT_NEW_NONZERO_ALLOCATION_ERR not set); every other change of the arrays
-  goes through preallocation, COO or destroy, which drop the storage.  So before values are set into such a
-  matrix (MatSetValues() here, and MPIAIJ's own insertions into its blocks) the page-locking is released; the
-  storage stays and later refreshes copy through the driver's pageable path.
+  nonzeros are allowed (nonew == 0: MAT_NEW_NONZERO_ALLOCATION_ERR not set), and MatShift to insert missing
+  diagonal entries (after a preallocation of its own); every other change of the arrays goes through
+  preallocation, COO or destroy, which drop the storage.  So before values are set into such a matrix
+  (MatSetValues() here, MPIAIJ's own insertions into its blocks, MatZeroRows/MatZeroRowsColumns with a diagonal)
+  the page-locking is released; the storage stays and later refreshes copy through the driver's pageable path.
+  MatShift with a missing diagonal entry drops the storage first (aijellr.c).
 */
 /* The first two fields of PETSc's Mat_SeqAIJ (SEQAIJHEADER, the same from 3.18 to 3.26), whose header PETSc
    does not install: nonew is 1 (new nonzeros ignored), -1 (an error), -2 (an error if allocation is needed)
@@ -117,7 +119,8 @@ PetscErrorCode MatSeqAIJELLRUnpinIfReallocatable(Mat A)
 
   PetscFunctionBegin;
 #if defined(PETSCELLR_HAVE_CUDA)
-  if (e && e->pinned && !(((MatSeqAIJHeadPrefix *)A->data)->nonew < 0 && ((MatSeqAIJHeadPrefix *)A->data)->nonew >= -2)) {
+  const PetscInt nonew = e && e->pinned ? ((MatSeqAIJHeadPrefix *)A->data)->nonew : 0;
+  if (e && e->pinned && !(nonew == 1 || (nonew < 0 && nonew >= -2))) { /* only nonew 0 (or unknown) reallocates */
     PetscCall(MatELLRCheckStatus(ellr_cuda_unpin_host(e->dev), "Releasing the page-locked CSR arrays"));
     MatSeqAIJELLRSetPinned(e, PETSC_FALSE);
   }
@@ -213,11 +216,7 @@ PetscErrorCode MatSeqAIJELLRGetCSR(Mat A, PetscBool pattern_changed, ellr_csr *c
 const ellr_plan *MatSeqAIJELLRGetPlan(Mat_SeqAIJELLR *e)
 {
 #if defined(PETSCELLR_HAVE_CUDA)
-  if (e->backend == MAT_ELLR_BACKEND_CUDA && e->dev) {
-    ellr_cuda_info info;
-    ellr_cuda_get_info(e->dev, &info);
-    return info.plan;
-  }
+  if (e->backend == MAT_ELLR_BACKEND_CUDA && e->dev) return ellr_cuda_plan(e->dev); /* no CUDA call: read per product */
 #endif
   return &e->host.plan;
 }
