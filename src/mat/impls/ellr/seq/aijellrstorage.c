@@ -187,6 +187,8 @@ PetscErrorCode MatSeqAIJELLRGetCSR(Mat A, PetscBool pattern_changed, ellr_csr *c
   {
     const PetscBool sized = (PetscBool)(e->rowptr32 && e->rowptr32n == n && e->colidx32n == ia[n]);
     if (!sized) {
+      /* the storage may hold these copies page-locked: it goes first (their sizes changed, so it is stale anyway) */
+      if (e->pinned) PetscCall(MatSeqAIJELLRFreeStorage(e));
       PetscCall(PetscFree2(e->rowptr32, e->colidx32));
       PetscCall(PetscMalloc2(n + 1, &e->rowptr32, ia[n] ? ia[n] : 1, &e->colidx32));
       e->rowptr32n = n;
