@@ -18,12 +18,15 @@ Options:\n\
      a second MatSetPreallocationCOO (on a matrix assembled by COO and refreshed by MatSetValuesCOO); the XAIJ preallocation again;
    and compares MatMult and MatMultTranspose with MATAIJ's (the same calls; for COO, the same entries by
    MatSetValues).  Each product must raise the plugin's product counter.  One line per check, "ok" or "FAIL".
-   What this shows: every route keeps the products right and raises no error with the arrays page-locked.  What it
-   does not: that the binding released the page-locking before AIJ freed the arrays -- a missed release may pass
-   here (a refused cudaHostRegister is only a note, and the rebuild registers the new arrays).
+   A release the binding missed is caught by the binding itself: before a refresh or rebuild it checks that the arrays
+   it holds page-locked are still AIJ's, and raises PETSC_ERR_PLIB if not.  The last route is the negative control:
+   a new nonzero through AIJ's own insertion put in the matrix's ops (past the type's release, as a PETSc routine
+   calling MatSetValues_SeqAIJ directly would), after which the next product must fail with PETSC_ERR_PLIB where the
+   arrays were page-locked, and the one after it be right (the storage rebuilt from AIJ's new arrays).
 */
 #include <petscellr.h>
-#include <unistd.h> /* getpid */
+#include <petsc/private/matimpl.h> /* the negative control swaps A->ops->setvalues */
+#include <unistd.h>                /* getpid */
 
 static PetscInt g_fail = 0;
 
@@ -306,10 +309,11 @@ int main(int argc, char **argv)
     /* each route on a fresh pair, B always assembled by MatSetValues: PETSc's own AIJ does not take every sequence of
        routes (3.18.5 with -type aij: MatResetPreallocation after a reallocating insertion aborted in free()), and
        MatSetPreallocationCOO may reorder the index arrays it is given, so they serve one matrix only */
-    for (int route = 0; route < 8; route++) {
-      static const char *names[] = {"new nonzero", "MatResetPreallocation", "COO", "preallocation again", "MatShift", "MatZeroRows", "MatZeroRowsColumns", "destroy"};
+    for (int route = 0; route < 9; route++) {
+      static const char *names[] = {"new nonzero", "MatResetPreallocation", "COO", "preallocation again", "MatShift", "MatZeroRows", "MatZeroRowsColumns", "destroy", "negative control"};
       if (route == 1 && c.size > 1) continue; /* one process: PETSc's MPIAIJ keeps the old off-diagonal pattern */
       if (route == 4 && c.size > 1) continue; /* one process: MPIAIJ shifts through MatSetValues (route 0's path) */
+      if (route == 8 && (c.size > 1 || !strcmp(type, MATAIJ) || !strcmp(type, MATSEQAIJ))) continue; /* one process, the plugin's types */
       c.coo = (PetscBool)(route == 2);
       g_gap = route == 4 ? GAP_DIAGONAL : (route == 5 || route == 6) ? GAP_ROWS : GAP_NONE;
       PetscCall(Create(type, c.n, c.coo, &c.A));
@@ -373,6 +377,38 @@ int main(int argc, char **argv)
         else BOTH(MatZeroRowsColumns(c.A, nr, rows, 1.5, NULL, NULL), MatZeroRowsColumns(c.B, nr, rows, 1.5, NULL, NULL));
         PetscCall(Check(&c, route == 5 ? "MatZeroRows into empty rows" : "MatZeroRowsColumns into empty rows"));
         PetscCall(PetscFree(rows));
+      } break;
+      case 8: { /* negative control: a new nonzero through AIJ's own insertion, past the type's release */
+        Mat            P; /* a plain MATSEQAIJ, for AIJ's MatSetValues */
+        Vec            x, y;
+        PetscErrorCode ierr;
+        PetscInt       r = lo, cd = PetscMin(lo + 2 * c.n + 3, hi - 1);
+        PetscScalar    v = 0.25;
+        PetscErrorCode (*own)(Mat, PetscInt, const PetscInt[], PetscInt, const PetscInt[], const PetscScalar[], InsertMode) = c.A->ops->setvalues;
+        PetscCall(MatCreateSeqAIJ(PETSC_COMM_SELF, 1, 1, 1, NULL, &P));
+        BOTH(MatSetOption(c.A, MAT_NEW_NONZERO_ALLOCATION_ERR, PETSC_FALSE), MatSetOption(c.B, MAT_NEW_NONZERO_ALLOCATION_ERR, PETSC_FALSE));
+        c.A->ops->setvalues = P->ops->setvalues;
+        ierr                = MatSetValues(c.A, 1, &r, 1, &cd, &v, ADD_VALUES);
+        c.A->ops->setvalues = own;
+        PetscCall(ierr);
+        PetscCall(MatDestroy(&P));
+        PetscCall(MatSetValues(c.B, 1, &r, 1, &cd, &v, ADD_VALUES));
+        BOTH(Assemble(c.A), Assemble(c.B));
+        PetscCall(MatCreateVecs(c.A, &x, &y));
+        PetscCall(VecSet(x, 1.0));
+        PetscCall(PetscPushErrorHandler(PetscReturnErrorHandler, NULL));
+        ierr = MatMult(c.A, x, y);
+        PetscCall(PetscPopErrorHandler());
+        PetscCall(VecDestroy(&x));
+        PetscCall(VecDestroy(&y));
+        if (c.pinned_check) {
+          g_fail += ierr != PETSC_ERR_PLIB;
+          PetscCall(PetscPrintf(PETSC_COMM_WORLD, "%-4s negative control: arrays moved while page-locked: the next product failed with error %d (want PETSC_ERR_PLIB, %d)\n", ierr == PETSC_ERR_PLIB ? "ok" : "FAIL", (int)ierr, (int)PETSC_ERR_PLIB));
+        } else {
+          g_fail += ierr != 0;
+          PetscCall(PetscPrintf(PETSC_COMM_WORLD, "%-4s negative control: nothing page-locked, nothing to catch: the next product returned %d (want 0)\n", ierr ? "FAIL" : "ok", (int)ierr));
+        }
+        PetscCall(Check(&c, "negative control: the product after it"));
       } break;
       default: /* destroyed while page-locked */
         break;

@@ -653,6 +653,8 @@ static void pinned_at_create(const char *name, tcsr *a, ellr_matrix *ref, ellr_c
   ellr_cuda_get_info(d, &info);
   CHECK(pin ? info.pinned_bytes > 0 || info.pin_note[0] : info.pinned_bytes == 0, "%s: %zu bytes page-locked (%s)", name, info.pinned_bytes, info.pin_note);
   g_pinned += info.pinned_bytes > 0;
+  if (info.pinned_bytes > 0) CHECK(ellr_cuda_pinned_array(d, 2) == av.val, "%s: the page-locked values are not the array given to create", name);
+  CHECK(ellr_cuda_pinned_array(d, 3) == NULL && ellr_cuda_pinned_array(d, -1) == NULL, "%s: an array k outside 0-2 reported page-locked", name);
   check_all_products(name, a, ref, d, v, stream, 9500 + pin);
   for (int round = 0; round < 2; round++) { /* refreshes from the arrays as registered, then after unpinning */
     tcsr_randomize_values(a, 9600 + 10 * pin + round);
@@ -663,6 +665,7 @@ static void pinned_at_create(const char *name, tcsr *a, ellr_matrix *ref, ellr_c
     CHECK(ellr_cuda_unpin_host(d) == ELLR_OK, "%s: unpin: %s", name, ellr_last_error());
     ellr_cuda_get_info(d, &info);
     CHECK(info.pinned_bytes == 0, "%s: %zu bytes still page-locked after ellr_cuda_unpin_host", name, info.pinned_bytes);
+    for (int k = 0; k < 3; k++) CHECK(ellr_cuda_pinned_array(d, k) == NULL, "%s: array %d still reported page-locked after ellr_cuda_unpin_host", name, k);
   }
 }
 
@@ -686,6 +689,7 @@ static void pinned_at_refresh(const char *name, tcsr *a, ellr_matrix *ref, ellr_
     if (want && info.pin_note[0]) printf("%s: page-locking refused: %s\n", name, info.pin_note);
     else CHECK(want ? info.pinned_bytes >= vb - 8192 && info.refresh_pin_ms > 0 : info.pinned_bytes == 0, "%s: refresh %d: %zu bytes page-locked (want %s)", name, r, info.pinned_bytes, want ? "the values" : "none");
     g_refresh_pinned += want && info.pinned_bytes > 0;
+    if (!info.pin_note[0]) CHECK(ellr_cuda_pinned_array(d, 2) == (want ? (const void *)av.val : NULL) && ellr_cuda_pinned_array(d, 0) == NULL, "%s: refresh %d: page-locked arrays reported %p (values) and %p (row offsets), want %p and none", name, r, ellr_cuda_pinned_array(d, 2), ellr_cuda_pinned_array(d, 0), want ? (const void *)av.val : NULL);
     if (r == 2) CHECK(ellr_cuda_unpin_host(d) == ELLR_OK, "%s: unpin: %s", name, ellr_last_error());
   }
 }

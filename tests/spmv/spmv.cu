@@ -17,11 +17,12 @@
   longest row 10048), power laws of other skews (--powerlaw), short rows with scattered columns
   (--shortrow-*, circuit-like), 3d7 N=48 (fits in L2), 3d7 N=32 (values of 1-4 MB); then the Matrix Market files of --matrices.
 
-  usage: spmv [--matrices DIR] [--only a,b,...] [--quick] [--sweep] [--geometry] [--gpu-plan] [--reps N] [--csv FILE] [--list]
+  usage: spmv [--matrices DIR] [--only a,b,...] [--quick] [--sweep] [--geometry] [--gpu-plan] [--cols-every-entry] [--reps N] [--csv FILE] [--list]
               [--powerlaw LIST] [--powerlaw-rows N] [--powerlaw-xmin X] [--shortrow-rows N] [--shortrow-len MIN,MAX]
     --matrices DIR        also every *.mtx / *.mtx.gz in DIR
     --only LIST           matrix names to run (substring match), e.g. --only 3d7,powerlaw
     --gpu-plan            plan every matrix on the GPU (small ones are planned on the host otherwise)
+    --cols-every-entry    the host plan's column packing reads every entry (as if columns were not sorted in rows)
     --quick               smaller generated matrices (1/10 of the rows of the power laws and short rows),
                           fewer repetitions
     --sweep               also time ELLR-T / PELLR variants (T, BS, kernel options): tuning notes
@@ -405,12 +406,14 @@ static size_t engine_bytes(const ellr_cuda_info &info, const tcsr *a)
   return (size_t)tcsr_nnz(a) * 12 + ((size_t)a->nrows + 1) * 4 + (info.family == ELLR_FAMILY_IPCSR ? ((size_t)info.csr_blocks + 1) * 4 : 0);
 }
 
+static int g_cols_every_entry; /* --cols-every-entry */
 static double bench_engine(const char *fmt, const bench_matrix &m, ellr_params p, const ellr_cuda_kopts *kopts, const double *hx, const double *dx, double *dy, const double *ref, int sweep, int paths = 1, std::string *chose = NULL,
                            double *setup_ms = NULL)
 {
   const tcsr       *a  = &m.a;
   ellr_csr          av = tcsr_view(a);
   ellr_cuda_matrix *d  = NULL;
+  if (g_cols_every_entry) av.cols_sorted = 0; /* the host plan's column pass over every entry, as before the shortcut */
   ellr_cuda_set_default_kopts(kopts); /* create and tune pick the kernel within these; NULL: all automatic */
   double            t0 = twall_ms();
   ellr_status       st = ellr_cuda_create(&av, &p, NULL, &d);
@@ -597,6 +600,7 @@ int main(int argc, char **argv)
     else if (!strcmp(argv[i], "--quick")) quick = 1;
     else if (!strcmp(argv[i], "--sweep")) sweep = 1;
     else if (!strcmp(argv[i], "--geometry")) g_geometry = 1;
+    else if (!strcmp(argv[i], "--cols-every-entry")) g_cols_every_entry = 1; /* the host plan ignores that AIJ's columns are sorted */
     else if (!strcmp(argv[i], "--list")) list = 1;
     else if (!strcmp(argv[i], "--gpu-plan")) ellr_cuda_set_host_plan_rows(0); /* every plan on the GPU, small blocks too */
     else if (!strcmp(argv[i], "--powerlaw") && i + 1 < argc) plist = argv[++i];
@@ -616,7 +620,7 @@ int main(int argc, char **argv)
   const int          npl       = bad_arg || !strcmp(plist, "none") ? 0 : spmv_parse_powerlaw(plist, pxmin, pls, 16, perr, sizeof(perr));
   if (bad_arg || npl < 0) {
     if (npl < 0) printf("%s\n", perr);
-    printf("usage: %s [--matrices DIR] [--only a,b] [--quick] [--sweep] [--geometry] [--gpu-plan] [--reps N] [--csv FILE] [--list]\n"
+    printf("usage: %s [--matrices DIR] [--only a,b] [--quick] [--sweep] [--geometry] [--gpu-plan] [--cols-every-entry] [--reps N] [--csv FILE] [--list]\n"
            "          [--powerlaw \"ALPHA[:MAXLEN],...\"] [--powerlaw-rows N] [--powerlaw-xmin X] [--shortrow-rows N] [--shortrow-len MIN,MAX]\n",
            argv[0]);
     return 1;

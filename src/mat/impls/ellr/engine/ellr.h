@@ -191,6 +191,9 @@ typedef struct {
   const double  *val;       /* [rowptr[nrows]] */
   const int32_t *rows;      /* NULL, or [nrows] strictly increasing: CSR row i is row rows[i] of the matrix */
   int32_t        nrows_out; /* with rows: the matrix's rows (>= nrows); ignored without */
+  int            cols_sorted; /* 1: the column indices increase within each row (PETSc's AIJ keeps them so): the host
+                                 plan reads a row's span from its first and last entries instead of every entry;
+                                 0: not known */
 } ellr_csr;
 
 /* The rows of the matrix a describes (nrows_out with compressed rows, else nrows). */

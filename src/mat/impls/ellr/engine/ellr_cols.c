@@ -17,14 +17,20 @@ void ellr_cols_destroy(ellr_cols *c)
 ellr_status ellr_cols_plan(ellr_plan *pl, const ellr_csr *a, int index_bits, int32_t *base, int64_t *start)
 {
   if (index_bits != 0 && index_bits != 32) return ellr_error(ELLR_ERR_ARG, "index bits %d is not 0 (automatic) or 32", index_bits);
-  /* a slice is packed when its columns' span fits 16 bits: one pass over its rows' CSR columns */
+  /* a slice is packed when its columns' span fits 16 bits: one pass over its rows' CSR columns, or, with the columns
+     sorted in each row, over its rows' first and last columns (O(rows): ~60% of a small matrix's host plan otherwise) */
   int32_t packed = 0;
   start[0]       = 0;
   for (int32_t s = 0; s < pl->nslices; s++) {
     int32_t lo = INT32_MAX, hi = -1;
     for (int32_t i = s * pl->C; i < (s + 1) * pl->C && i < pl->nrows; i++) {
-      const int32_t *cj = a->colidx + a->rowptr[ellr_orig_row(pl, i)];
-      for (int32_t k = 0; k < pl->rowlen[i]; k++) {
+      const int32_t *cj = a->colidx + a->rowptr[ellr_orig_row(pl, i)], len = pl->rowlen[i];
+      if (a->cols_sorted) {
+        if (len > 0 && cj[0] < lo) lo = cj[0];
+        if (len > 0 && cj[len - 1] > hi) hi = cj[len - 1];
+        continue;
+      }
+      for (int32_t k = 0; k < len; k++) {
         if (cj[k] < lo) lo = cj[k];
         if (cj[k] > hi) hi = cj[k];
       }

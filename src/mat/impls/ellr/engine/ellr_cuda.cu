@@ -1326,6 +1326,8 @@ void ellr_cuda_get_info(const ellr_cuda_matrix *d, ellr_cuda_info *info)
 
 size_t ellr_cuda_pinned_bytes(const ellr_cuda_matrix *d) { return d ? d->info.pinned_bytes : 0; }
 
+const void *ellr_cuda_pinned_array(const ellr_cuda_matrix *d, int k) { return d && k >= 0 && k < 3 && d->pin_len[k] ? d->pin_src[k] : NULL; }
+
 const ellr_plan *ellr_cuda_plan(const ellr_cuda_matrix *d) { return &d->plan; }
 
 ellr_status ellr_cuda_destroy(ellr_cuda_matrix *d)

@@ -136,6 +136,10 @@ void        ellr_cuda_get_info(const ellr_cuda_matrix *d, ellr_cuda_info *info);
 /* Host CSR bytes page-locked now (info.pinned_bytes) without a CUDA call: for the binding after each refresh,
    where get_info's event query would also clear the last CUDA error of work not the engine's. */
 size_t      ellr_cuda_pinned_bytes(const ellr_cuda_matrix *d);
+/* The host array the storage holds page-locked, k = 0 row offsets, 1 column indices, 2 values (the pointer given
+   to create, or to update_values for values page-locked there), or NULL where none is: a caller checks that the
+   arrays it owns were not moved or freed behind it (no CUDA call). */
+const void *ellr_cuda_pinned_array(const ellr_cuda_matrix *d, int k);
 /* The plan the storage was made from (info.plan) without a CUDA call: the binding reads it at every product. */
 const ellr_plan *ellr_cuda_plan(const ellr_cuda_matrix *d);
 /* Frees everything; waits for the matrix's pending GPU work first. */

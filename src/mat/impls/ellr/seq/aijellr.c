@@ -43,6 +43,27 @@ static PetscErrorCode MatSetValues_SeqAIJELLR(Mat A, PetscInt m, const PetscInt 
 /* AIJ's shift inserts missing diagonal entries after a preallocation of its own (MatShift_SeqAIJ calls
    MatSeqAIJSetPreallocation_SeqAIJ directly, past the composed method, and then inserts with new nonzeros
    refused, past ops->setvalues' release): the storage goes first when it holds AIJ's arrays page-locked. */
+/* Whether a diagonal entry (i, i), i < min(rows, columns), is not stored: by a search in each row's sorted columns
+   (MatMissingDiagonal() left PETSc's public API in 3.2x). */
+static PetscErrorCode MatSeqAIJELLRMissingDiagonal(Mat A, PetscBool *missing)
+{
+  const PetscInt *ia, *ja;
+  PetscInt        n;
+  PetscBool       done;
+
+  PetscFunctionBegin;
+  *missing = PETSC_FALSE;
+  PetscCall(MatGetRowIJ(A, 0, PETSC_FALSE, PETSC_FALSE, &n, &ia, &ja, &done));
+  PetscCheck(done, PETSC_COMM_SELF, PETSC_ERR_PLIB, "MatGetRowIJ() failed on a sequential AIJ matrix");
+  for (PetscInt i = 0; i < PetscMin(n, A->cmap->n) && !*missing; i++) {
+    PetscInt loc;
+    PetscCall(PetscFindInt(i, ia[i + 1] - ia[i], ja + ia[i], &loc));
+    *missing = (PetscBool)(loc < 0);
+  }
+  PetscCall(MatRestoreRowIJ(A, 0, PETSC_FALSE, PETSC_FALSE, &n, &ia, &ja, &done));
+  PetscFunctionReturn(0);
+}
+
 static PetscErrorCode MatShift_SeqAIJELLR(Mat A, PetscScalar a)
 {
   Mat_SeqAIJELLR *e = MatSeqAIJELLRGetData(A);
@@ -53,8 +74,8 @@ static PetscErrorCode MatShift_SeqAIJELLR(Mat A, PetscScalar a)
     PetscFunctionReturn(0);
   }
   if (e->pinned) {
-    PetscBool missing = PETSC_TRUE; /* a rectangular matrix: taken as missing, the storage goes */
-    if (A->rmap->n == A->cmap->n && A->assembled) PetscCall(MatMissingDiagonal(A, &missing, NULL));
+    PetscBool missing = PETSC_TRUE; /* unassembled or rectangular: taken as missing, the storage goes */
+    if (A->assembled && A->rmap->n == A->cmap->n) PetscCall(MatSeqAIJELLRMissingDiagonal(A, &missing));
     if (missing) PetscCall(MatSeqAIJELLRFreeStorage(e));
   }
   PetscCall((*e->baseops.shift)(A, a));

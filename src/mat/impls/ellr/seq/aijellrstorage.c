@@ -130,6 +130,52 @@ PetscErrorCode MatSeqAIJELLRUnpinIfReallocatable(Mat A)
   PetscFunctionReturn(0);
 }
 
+#if defined(PETSCELLR_HAVE_CUDA)
+/*
+  The arrays the GPU storage holds page-locked must still be the ones it was given: AIJ's values and, with 32-bit
+  PetscInt and every row stored, AIJ's row offsets and column indices; otherwise this type's own copies, which are
+  freed only after the storage.  A route that moved AIJ's arrays past the releases above -- a bug of this binding,
+  the freed pages still registered with the driver -- is caught here, before a refresh or a product reads them:
+  the page-locking is released, the storage dropped (the next product rebuilds it from the new arrays) and the
+  error raised.  Called only when A changed since the last product, and only with arrays page-locked.
+*/
+static PetscErrorCode MatSeqAIJELLRCheckPinnedArrays(Mat A, Mat_SeqAIJELLR *e)
+{
+  const PetscScalar *aa;
+  const PetscInt    *ia, *ja;
+  const void        *mine[3];
+  PetscInt           n;
+  PetscBool          done, moved = PETSC_FALSE;
+
+  PetscFunctionBegin;
+  PetscCall(MatGetRowIJ(A, 0, PETSC_FALSE, PETSC_FALSE, &n, &ia, &ja, &done));
+  PetscCheck(done, PETSC_COMM_SELF, PETSC_ERR_PLIB, "MatGetRowIJ() failed on a sequential AIJ matrix");
+  PetscCall(MatSeqAIJGetArrayRead(A, &aa));
+  #if defined(PETSC_USE_64BIT_INDICES)
+  mine[0] = e->rowptr32;
+  mine[1] = e->colidx32;
+  #else
+  mine[0] = ia;
+  mine[1] = ja;
+  #endif
+  if (e->crows) mine[0] = e->crowptr; /* an off-diagonal block by its non-empty rows */
+  mine[2] = aa;
+  for (int k = 0; k < 3; k++) {
+    const void *p = ellr_cuda_pinned_array(e->dev, k);
+    if (p && p != mine[k]) moved = PETSC_TRUE;
+  }
+  PetscCall(MatSeqAIJRestoreArrayRead(A, &aa));
+  PetscCall(MatRestoreRowIJ(A, 0, PETSC_FALSE, PETSC_FALSE, &n, &ia, &ja, &done));
+  if (moved) {
+    (void)ellr_cuda_unpin_host(e->dev); /* the pages may be gone: what the driver says of them changes nothing now */
+    MatSeqAIJELLRSetPinned(e, PETSC_FALSE);
+    PetscCall(MatSeqAIJELLRFreeStorage(e));
+    SETERRQ(PETSC_COMM_SELF, PETSC_ERR_PLIB, "AIJ's CSR arrays were reallocated while the GPU storage held them page-locked, by a route petsc-ellr does not intercept (please report the calls that led here); -mat_ellr_pin_host false avoids the page-locking");
+  }
+  PetscFunctionReturn(0);
+}
+#endif
+
 /* An MPI off-diagonal block by its non-empty rows only (ellr_csr.rows): made once per pattern; the column
    indices and values stay AIJ's (the empty rows hold none of them). */
 static PetscErrorCode MatSeqAIJELLRCompressRows(Mat_SeqAIJELLR *e, PetscBool pattern_changed, ellr_csr *csr)
@@ -206,8 +252,13 @@ PetscErrorCode MatSeqAIJELLRGetCSR(Mat A, PetscBool pattern_changed, ellr_csr *c
   csr->rowptr = (const int32_t *)ia;
   csr->colidx = (const int32_t *)ja;
 #endif
-  csr->rows      = NULL;
-  csr->nrows_out = (int32_t)n;
+  csr->rows        = NULL;
+  csr->nrows_out   = (int32_t)n;
+  csr->cols_sorted = 1; /* AIJ keeps each row's columns increasing (its insertion searches them); checked in debug builds */
+  if (PetscDefined(USE_DEBUG) && pattern_changed) {
+    for (PetscInt i = 0; i < n; i++)
+      for (PetscInt k = ia[i] + 1; k < ia[i + 1]; k++) PetscCheck(ja[k] > ja[k - 1], PETSC_COMM_SELF, PETSC_ERR_PLIB, "Row %" PetscInt_FMT " of the AIJ matrix has unsorted or repeated columns (%" PetscInt_FMT " after %" PetscInt_FMT "): AIJ's arrays were changed behind MatSetValues()", i, ja[k], ja[k - 1]);
+  }
   if (e->settings.nonempty_rows) PetscCall(MatSeqAIJELLRCompressRows(e, pattern_changed, csr));
   PetscCall(MatSeqAIJRestoreArrayRead(A, &aa));
   PetscCall(MatRestoreRowIJ(A, 0, PETSC_FALSE, PETSC_FALSE, &n, &ia, &ja, &done));
@@ -276,6 +327,9 @@ PetscErrorCode MatSeqAIJELLRUpdate(Mat A)
   rebuild = (PetscBool)(!e->built || A->nonzerostate != e->nzstate || A->cmap->n != e->ncols);
   if (!rebuild && state == e->state) PetscFunctionReturn(0);
 
+#if defined(PETSCELLR_HAVE_CUDA)
+  if (e->pinned) PetscCall(MatSeqAIJELLRCheckPinnedArrays(A, e)); /* before the storage goes: it names the old arrays */
+#endif
   PetscCall(PetscLogEventBegin(MAT_ELLRBuild, A, 0, 0, 0));
   if (rebuild) PetscCall(MatSeqAIJELLRFreeStorage(e));
   PetscCall(MatSeqAIJELLRGetCSR(A, rebuild, &csr));
