@@ -16,6 +16,8 @@ Options:\n\
      in diff_aij); MatShift with missing diagonal entries (one rank); MatZeroRows and MatZeroRowsColumns with a
      diagonal, into empty rows;
      a second MatSetPreallocationCOO (on a matrix assembled by COO and refreshed by MatSetValuesCOO); the XAIJ preallocation again;
+     MatResetHash (one rank, PETSc 3.26); the new nonzero on one rank after MatSetOption(MAT_SORTED_FULL) true and false
+     (AIJ installs its own insertion then, as under DMCreateMatrix());
    and compares MatMult and MatMultTranspose with MATAIJ's (the same calls; for COO, the same entries by
    MatSetValues).  Each product must raise the plugin's product counter.  One line per check, "ok" or "FAIL".
    A release the binding missed is caught by the binding itself: before a refresh or rebuild it checks that the arrays
@@ -309,11 +311,12 @@ int main(int argc, char **argv)
     /* each route on a fresh pair, B always assembled by MatSetValues: PETSc's own AIJ does not take every sequence of
        routes (3.18.5 with -type aij: MatResetPreallocation after a reallocating insertion aborted in free()), and
        MatSetPreallocationCOO may reorder the index arrays it is given, so they serve one matrix only */
-    for (int route = 0; route < 9; route++) {
-      static const char *names[] = {"new nonzero", "MatResetPreallocation", "COO", "preallocation again", "MatShift", "MatZeroRows", "MatZeroRowsColumns", "destroy", "negative control"};
+    for (int route = 0; route < 10; route++) {
+      static const char *names[] = {"new nonzero", "MatResetPreallocation", "COO", "preallocation again", "MatShift", "MatZeroRows", "MatZeroRowsColumns", "destroy", "MatResetHash", "negative control"};
       if (route == 1 && c.size > 1) continue; /* one process: PETSc's MPIAIJ keeps the old off-diagonal pattern */
       if (route == 4 && c.size > 1) continue; /* one process: MPIAIJ shifts through MatSetValues (route 0's path) */
-      if (route == 8 && (c.size > 1 || !strcmp(type, MATAIJ) || !strcmp(type, MATSEQAIJ))) continue; /* one process, the plugin's types */
+      if (route == 8 && c.size > 1) continue;                                                               /* one process: MPIAIJ's reset destroys its blocks */
+      if (route == 9 && (c.size > 1 || !strcmp(type, MATAIJ) || !strcmp(type, MATSEQAIJ))) continue; /* one process, the plugin's types */
       c.coo = (PetscBool)(route == 2);
       g_gap = route == 4 ? GAP_DIAGONAL : (route == 5 || route == 6) ? GAP_ROWS : GAP_NONE;
       PetscCall(Create(type, c.n, c.coo, &c.A));
@@ -329,6 +332,10 @@ int main(int argc, char **argv)
         PetscInt    r = lo, cd = PetscMin(lo + 2 * c.n + 3, hi - 1), co = (hi + 7) % N; /* diagonal block; off-diagonal in parallel */
         PetscScalar v = 0.25;
         BOTH(MatSetOption(c.A, MAT_NEW_NONZERO_ALLOCATION_ERR, PETSC_FALSE), MatSetOption(c.B, MAT_NEW_NONZERO_ALLOCATION_ERR, PETSC_FALSE));
+        if (c.size == 1) { /* as DMCreateMatrix() does: AIJ's MatSetOption installs its own insertion both times */
+          BOTH(MatSetOption(c.A, MAT_SORTED_FULL, PETSC_TRUE), MatSetOption(c.B, MAT_SORTED_FULL, PETSC_TRUE));
+          BOTH(MatSetOption(c.A, MAT_SORTED_FULL, PETSC_FALSE), MatSetOption(c.B, MAT_SORTED_FULL, PETSC_FALSE));
+        }
         BOTH(MatSetValues(c.A, 1, &r, 1, &cd, &v, ADD_VALUES), MatSetValues(c.B, 1, &r, 1, &cd, &v, ADD_VALUES));
         if (c.size > 1) BOTH(MatSetValues(c.A, 1, &r, 1, &co, &v, ADD_VALUES), MatSetValues(c.B, 1, &r, 1, &co, &v, ADD_VALUES));
         if (c.size > 1 && !c.rank) { /* a row another process owns: MPIAIJ inserts it there at assembly */
@@ -378,7 +385,15 @@ int main(int argc, char **argv)
         PetscCall(Check(&c, route == 5 ? "MatZeroRows into empty rows" : "MatZeroRowsColumns into empty rows"));
         PetscCall(PetscFree(rows));
       } break;
-      case 8: { /* negative control: a new nonzero through AIJ's own insertion, past the type's release */
+      case 8: /* MatResetHash (newer PETSc): AIJ frees its arrays, the next assembly allocates new ones */
+#if PETSC_VERSION_GE(3, 26, 0)
+        BOTH(MatResetHash(c.A), MatResetHash(c.B));
+        PetscCall(Refill(&c, "MatResetHash + assembly"));
+#else
+        PetscCall(PetscPrintf(PETSC_COMM_WORLD, "ok   MatResetHash: not in this PETSc (%d.%d)\n", PETSC_VERSION_MAJOR, PETSC_VERSION_MINOR));
+#endif
+        break;
+      case 9: { /* negative control: a new nonzero through AIJ's own insertion, past the type's release */
         Mat            P; /* a plain MATSEQAIJ, for AIJ's MatSetValues */
         Vec            x, y;
         PetscErrorCode ierr;

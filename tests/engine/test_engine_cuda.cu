@@ -57,6 +57,7 @@ struct shape {
 };
 static long g_auto_per_slice_same; /* automatic plans that came out per slice, GPU plan = host plan */
 static long g_pinned;              /* matrices whose host values were page-locked (ELLR_PIN_MIN and more) */
+static long g_order_skipped;       /* pellr's automatic family took IPCSR from the row lengths, rows left unsorted */
 static long g_refresh_pinned;      /* refreshes after which the values were page-locked (ELLR_PIN_REFRESH_MIN) */
 
 /* ---- device products ------------------------------------------------------------------------ */
@@ -474,6 +475,10 @@ static void check_families(const shape *sh, cudaStream_t stream)
           ellr_cuda_info info;
           ellr_cuda_get_info(d, &info);
           CHECK(info.tuned && (p.family == ELLR_FAMILY_AUTO ? info.family != ELLR_FAMILY_AUTO : info.family == p.family) && (info.family != ELLR_FAMILY_IPCSR || info.csr_blocks > 0 || cv.nrows == 0), "%s: info: family %d, blocks %d", name, info.family, info.csr_blocks);
+          if (info.order_skipped) {
+            g_order_skipped++;
+            CHECK(p.family == ELLR_FAMILY_AUTO && p.sort_rows && info.family == ELLR_FAMILY_IPCSR && !info.plan->sorted && p.tune != ELLR_TUNE_EXHAUSTIVE, "%s: rows left unsorted with family %d (asked %d), plan sorted %d, tune %d", name, info.family, p.family, info.plan->sorted, p.tune);
+          }
           check_all_products(name, a, &ref, d, &v, stream, 6000 + 10 * q);
           check_all_mixed(name, a, &ref, d, &v, stream, 6100 + 10 * q);
           check_update(name, a, &c, rows, comp, &ref, d, &v, stream, 6200 + 10 * q);
@@ -903,6 +908,7 @@ int main(int argc, char **argv)
     CHECK(quick || g_auto_per_slice_same > 0, "no automatic plan came out per slice on the GPU");
     CHECK(g_pinned > 0, "no matrix had its host values page-locked (check_pinning: the registration was refused, or the threaded upload did not page-lock)");
     CHECK(g_refresh_pinned > 0, "no matrix had its host values page-locked at a refresh (check_pinning, 3d7 N=32: refused, or not done)");
+    CHECK(quick || g_order_skipped > 0, "pellr's automatic family never took IPCSR without sorting the rows (check_families, dense row 70x150)");
   } else printf("no CUDA device: device products skipped\n");
   for (int s = 0; s < ns; s++) tcsr_free(&sh[s].a);
   printf("test_engine_cuda: %ld passed, %ld failed\n", g_pass, g_fail);

@@ -38,6 +38,7 @@ typedef struct {
   PetscErrorCode (*baseprealloccsr)(Mat, const PetscInt[], const PetscInt[], const PetscScalar[]);
   PetscErrorCode (*baseresetprealloc)(Mat);
   PetscErrorCode (*basecoo)(Mat, PetscCount, PetscInt[], PetscInt[]);
+  PetscErrorCode (*baseresethash)(Mat); /* MatResetHash_C of newer PETSc (3.26 has it, 3.18 not): NULL without */
   PetscErrorCode (*basecolumnindices)(Mat, PetscInt *);
   MatELLRBackend   backend;  /* resolved: AIJ, CPU or CUDA */
   PetscBool        resolved; /* backend resolved for the current settings */

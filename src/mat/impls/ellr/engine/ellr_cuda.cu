@@ -674,11 +674,13 @@ static ellr_status use_csr_family(ellr_cuda_matrix *d, int fam, cudaStream_t s)
    small and its rows x T threads fill a quarter of the GPU's resident threads (3d7 N=48: 110k rows); CSR-vector
    otherwise -- small matrices, where its T ~ mean row length lanes per row keep more of the GPU busy (the
    bcsstk matrices, nos3, mcfe, add32: 1.3-1.9x the sliced layout's product). */
+static int uneven_rows(int32_t maxrowlen, double meanrowlen) { return maxrowlen > 64 && maxrowlen > 8.0 * meanrowlen; }
+
 static int model_family(const ellr_cuda_matrix *d, int sliced_ok)
 {
   const ellr_stats *st       = &d->plan.stats;
   const double      resident = (double)device_attr(cudaDevAttrMultiProcessorCount, 100) * device_attr(cudaDevAttrMaxThreadsPerMultiProcessor, 2048);
-  if (st->maxrowlen > 64 && st->maxrowlen > 8.0 * st->meanrowlen) return ELLR_FAMILY_IPCSR;
+  if (uneven_rows(st->maxrowlen, st->meanrowlen)) return ELLR_FAMILY_IPCSR; /* from the row lengths alone */
   double            threads  = (double)d->plan.nrows * d->plan.T; /* rows x T: with each slice's own T, their sum */
   if (d->plan.per_slice_T) {
     threads = 0.0;
@@ -1065,7 +1067,21 @@ static ellr_status create_device(ellr_cuda_matrix *d, const ellr_csr *a, cudaStr
   int         csr_now = family == ELLR_FAMILY_CSR_VECTOR || family == ELLR_FAMILY_IPCSR;
   ellr_params gp      = d->params;
   if (csr_now) gp.max_fill = 0;
-  ellr_status gst = host ? plan_on_host(d, a, T, &gp) : ellr_cuda_plan_geometry(d->d_csr_rowptr, T, &gp, s, pl, &d->dp); /* ELLR_ERR_FILL before the storage is allocated */
+  /* pellr's automatic family on a block planned on the host with very uneven rows: IPCSR whatever the row order
+     (model_family's first rule reads the longest and the mean row only), so the layout -- planned for its
+     statistics, never stored -- keeps the rows' own order, without the sort and the window search (memplus,
+     EPA); the same for a pattern whose cached family is IPCSR.  Not where products are to be timed: those time the
+     sorted layout (checked once the plan is made). */
+  int         skip_sort = host && family == ELLR_FAMILY_AUTO && d->params.sort_rows && d->params.tune != ELLR_TUNE_EXHAUSTIVE && (d->cached ? ch.family == ELLR_FAMILY_IPCSR : uneven_rows(maxlen, n > 0 ? (double)nnz / n : 0.0));
+  ellr_status gst       = ELLR_OK;
+  if (skip_sort) {
+    ellr_params q = gp;
+    q.sort_rows   = 0;
+    q.max_fill    = 0;
+    gst           = plan_on_host(d, a, T, &q);
+    skip_sort     = !gst && (d->cached || !timed_tuning(d)); /* a cached family is kept as it is */
+  }
+  if (!skip_sort) gst = host ? plan_on_host(d, a, T, &gp) : ellr_cuda_plan_geometry(d->d_csr_rowptr, T, &gp, s, pl, &d->dp); /* ELLR_ERR_FILL before the storage is allocated */
   if (gst == ELLR_ERR_FILL && family == ELLR_FAMILY_AUTO) { /* too much padding: a CSR family */
     gp.max_fill = 0;
     csr_now     = 1;
@@ -1073,7 +1089,12 @@ static ellr_status create_device(ellr_cuda_matrix *d, const ellr_csr *a, cudaStr
   }
   TRY(gst);
   int csr_family = family, tune_how = ELLR_TUNED_BY_NONE;
-  if (family == ELLR_FAMILY_AUTO && csr_now) csr_family = model_family(d, 0); /* the padding refused the layout */
+  if (skip_sort) {
+    csr_now                = 1;
+    csr_family             = ELLR_FAMILY_IPCSR;
+    tune_how               = d->cached ? ELLR_TUNED_BY_CACHE : d->params.tune == ELLR_TUNE_NONE ? ELLR_TUNED_BY_NONE : ELLR_TUNED_BY_MODEL;
+    d->info.order_skipped  = 1;
+  } else if (family == ELLR_FAMILY_AUTO && csr_now) csr_family = model_family(d, 0); /* the padding refused the layout */
   else if (family == ELLR_FAMILY_AUTO && n > 0) { /* a CSR family known now is never filled as a layout first */
     const int known = d->cached ? ch.family : family_before_timing(d);
     if (known != ELLR_FAMILY_SLICED) {

@@ -67,6 +67,8 @@ typedef struct {
   double       plan_ms;         /* row offsets uploaded, the plan (on the GPU, or on the host and uploaded), read-backs, storage allocated (wall) */
   double       plan_parts_ms[3]; /* of which: row order, slice geometry (with the host plan: the plan and its upload), storage allocation */
   int          plan_on_host;    /* the plan was made on the host and uploaded (ELLR_HOST_PLAN_ROWS), not on the GPU */
+  int          order_skipped;   /* sort_rows asked, rows left in their own order: the automatic family took IPCSR
+                                   from the row lengths alone, and no padded layout is stored */
   double       upload_wait_ms;  /* after the plan, waiting for the upload thread (page-locking and queueing copies) */
   double       upload_ms;       /* column indices and values to the GPU: from the first copy to the last (events),
                                    the page-locking between the copies included */

@@ -40,9 +40,6 @@ static PetscErrorCode MatSetValues_SeqAIJELLR(Mat A, PetscInt m, const PetscInt 
   PetscFunctionReturn(0);
 }
 
-/* AIJ's shift inserts missing diagonal entries after a preallocation of its own (MatShift_SeqAIJ calls
-   MatSeqAIJSetPreallocation_SeqAIJ directly, past the composed method, and then inserts with new nonzeros
-   refused, past ops->setvalues' release): the storage goes first when it holds AIJ's arrays page-locked. */
 /* Whether a diagonal entry (i, i), i < min(rows, columns), is not stored: by a search in each row's sorted columns
    (MatMissingDiagonal() left PETSc's public API in 3.2x). */
 static PetscErrorCode MatSeqAIJELLRMissingDiagonal(Mat A, PetscBool *missing)
@@ -64,6 +61,9 @@ static PetscErrorCode MatSeqAIJELLRMissingDiagonal(Mat A, PetscBool *missing)
   PetscFunctionReturn(0);
 }
 
+/* AIJ's shift inserts missing diagonal entries after a preallocation of its own (MatShift_SeqAIJ calls
+   MatSeqAIJSetPreallocation_SeqAIJ directly, past the composed method, and then inserts with new nonzeros
+   refused, past ops->setvalues' release): the storage goes first when it holds AIJ's arrays page-locked. */
 static PetscErrorCode MatShift_SeqAIJELLR(Mat A, PetscScalar a)
 {
   Mat_SeqAIJELLR *e = MatSeqAIJELLRGetData(A);
@@ -214,6 +214,37 @@ static PetscErrorCode MatResetPreallocation_SeqAIJELLR(Mat A)
   PetscFunctionReturn(0);
 }
 
+/* MatResetHash() frees AIJ's arrays (MatReset_SeqAIJ) before the next hash assembly allocates new ones. */
+static PetscErrorCode MatResetHash_SeqAIJELLR(Mat A)
+{
+  Mat_SeqAIJELLR *e = MatSeqAIJELLRGetData(A);
+
+  PetscFunctionBegin;
+  PetscCall(MatSeqAIJELLRCheckData(A, e));
+  PetscCall(MatSeqAIJELLRDrop(A)); /* first: the storage may hold them page-locked */
+  PetscCall((*e->baseresethash)(A));
+  PetscFunctionReturn(0);
+}
+
+/* AIJ's MatSetOption() installs its own insertion for MAT_SORTED_FULL (true or false: DMCreateMatrix() sets both),
+   past the release in MatSetValues_SeqAIJELLR(): it becomes the base insertion and this type's goes back. */
+static PetscErrorCode MatSetOption_SeqAIJELLR(Mat A, MatOption op, PetscBool flg)
+{
+  Mat_SeqAIJELLR *e = MatSeqAIJELLRGetData(A);
+
+  PetscFunctionBegin;
+  if (!e) {
+    PetscCall((*MatSeqAIJELLR_AIJOps.setoption)(A, op, flg));
+    PetscFunctionReturn(0);
+  }
+  PetscCall((*e->baseops.setoption)(A, op, flg));
+  if (A->ops->setvalues != MatSetValues_SeqAIJELLR) {
+    e->baseops.setvalues = A->ops->setvalues;
+    A->ops->setvalues    = MatSetValues_SeqAIJELLR;
+  }
+  PetscFunctionReturn(0);
+}
+
 static PetscErrorCode MatSetPreallocationCOO_SeqAIJELLR(Mat A, PetscCount n, PetscInt i[], PetscInt j[])
 {
   Mat_SeqAIJELLR *e = MatSeqAIJELLRGetData(A);
@@ -350,6 +381,7 @@ PetscErrorCode MatConvert_SeqAIJELLR_SeqAIJ(Mat A, MatType type, MatReuse reuse,
   PetscCall(PetscObjectComposeFunction((PetscObject)B, "MatResetPreallocation_C", e->baseresetprealloc));
   PetscCall(PetscObjectComposeFunction((PetscObject)B, "MatSetPreallocationCOO_C", e->basecoo));
   PetscCall(PetscObjectComposeFunction((PetscObject)B, "MatSeqAIJSetColumnIndices_C", e->basecolumnindices));
+  if (e->baseresethash) PetscCall(PetscObjectComposeFunction((PetscObject)B, "MatResetHash_C", e->baseresethash));
   if (e->inodes_off) PetscCall(MatSetOption(B, MAT_USE_INODES, PETSC_TRUE));
   PetscCall(MatSeqAIJELLRFree(B));
   PetscCall(MatELLRSetDefaultVecType(B, NULL));
@@ -393,6 +425,7 @@ static PetscErrorCode MatSeqAIJELLRCompose(Mat A, MatELLRFormat format, PetscBoo
     PetscCall(PetscObjectComposeFunction((PetscObject)A, "MatResetPreallocation_C", MatResetPreallocation_SeqAIJELLR));
     PetscCall(PetscObjectComposeFunction((PetscObject)A, "MatSetPreallocationCOO_C", MatSetPreallocationCOO_SeqAIJELLR));
     PetscCall(PetscObjectComposeFunction((PetscObject)A, "MatSeqAIJSetColumnIndices_C", MatSeqAIJSetColumnIndices_SeqAIJELLR));
+    if (MatSeqAIJELLRGetData(A) && MatSeqAIJELLRGetData(A)->baseresethash) PetscCall(PetscObjectComposeFunction((PetscObject)A, "MatResetHash_C", MatResetHash_SeqAIJELLR));
   }
   PetscFunctionReturn(0);
 }
@@ -424,6 +457,7 @@ PetscErrorCode MatConvert_SeqAIJ_SeqAIJELLR_Format(Mat A, MatELLRFormat format, 
   PetscCall(PetscObjectQueryFunction((PetscObject)B, "MatResetPreallocation_C", &e->baseresetprealloc));
   PetscCall(PetscObjectQueryFunction((PetscObject)B, "MatSetPreallocationCOO_C", &e->basecoo));
   PetscCall(PetscObjectQueryFunction((PetscObject)B, "MatSeqAIJSetColumnIndices_C", &e->basecolumnindices));
+  PetscCall(PetscObjectQueryFunction((PetscObject)B, "MatResetHash_C", &e->baseresethash));
   PetscCheck(e->baseretrievevalues && e->baseprealloc && e->baseprealloccsr && e->baseresetprealloc && e->basecoo && e->basecolumnindices, PETSC_COMM_SELF, PETSC_ERR_PLIB, "This PETSc's MATSEQAIJ lacks a composed method petsc-ellr wraps");
   e->typeformat = format;
   if (settings) e->settings = *settings;
@@ -435,6 +469,7 @@ PetscErrorCode MatConvert_SeqAIJ_SeqAIJELLR_Format(Mat A, MatELLRFormat format, 
 
   B->ops->assemblyend    = MatAssemblyEnd_SeqAIJELLR;
   B->ops->setvalues      = MatSetValues_SeqAIJELLR;
+  B->ops->setoption      = MatSetOption_SeqAIJELLR;
   B->ops->shift          = MatShift_SeqAIJELLR;
   if (B->ops->zerorows) B->ops->zerorows = MatZeroRows_SeqAIJELLR;
   if (B->ops->zerorowscolumns) B->ops->zerorowscolumns = MatZeroRowsColumns_SeqAIJELLR;

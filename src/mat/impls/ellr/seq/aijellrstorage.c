@@ -257,7 +257,7 @@ PetscErrorCode MatSeqAIJELLRGetCSR(Mat A, PetscBool pattern_changed, ellr_csr *c
   csr->cols_sorted = 1; /* AIJ keeps each row's columns increasing (its insertion searches them); checked in debug builds */
   if (PetscDefined(USE_DEBUG) && pattern_changed) {
     for (PetscInt i = 0; i < n; i++)
-      for (PetscInt k = ia[i] + 1; k < ia[i + 1]; k++) PetscCheck(ja[k] > ja[k - 1], PETSC_COMM_SELF, PETSC_ERR_PLIB, "Row %" PetscInt_FMT " of the AIJ matrix has unsorted or repeated columns (%" PetscInt_FMT " after %" PetscInt_FMT "): AIJ's arrays were changed behind MatSetValues()", i, ja[k], ja[k - 1]);
+      for (PetscInt k = ia[i] + 1; k < ia[i + 1]; k++) PetscCheck(ja[k] > ja[k - 1], PETSC_COMM_SELF, PETSC_ERR_ARG_WRONG, "Row %" PetscInt_FMT " of the AIJ matrix has unsorted or repeated columns (%" PetscInt_FMT " after %" PetscInt_FMT "): AIJ requires each row's columns increasing (column indices given by MatSeqAIJSetColumnIndices(), MatCreateSeqAIJWithArrays() or rows inserted under MAT_SORTED_FULL must be sorted)", i, ja[k], ja[k - 1]);
   }
   if (e->settings.nonempty_rows) PetscCall(MatSeqAIJELLRCompressRows(e, pattern_changed, csr));
   PetscCall(MatSeqAIJRestoreArrayRead(A, &aa));
@@ -390,9 +390,16 @@ PetscErrorCode MatSeqAIJELLRView_Info(Mat A, PetscViewer viewer)
   PetscCall(PetscViewerASCIIPrintf(viewer, "petsc-ellr format %s), backend %s%s\n", fmt, MatELLRBackends[e->backend], e->backend == MAT_ELLR_BACKEND_CPU ? " (the ELLPACK-R storage on the CPU)" : ""));
   PetscCall(PetscViewerASCIIPushTab(viewer));
   {
-    char order[256], window[64] = "", why[128] = "";
+    char order[256], window[64] = "", why[160] = "";
     if (pl->sorted && pl->window) PetscCall(PetscSNPrintf(window, sizeof(window), " inside windows of %d rows", (int)pl->window));
     if (e->settings.eng.sort_rows && e->settings.eng.sort_window == ELLR_SORT_WINDOW_AUTO) PetscCall(PetscSNPrintf(why, sizeof(why), " (-mat_ellr_sort_window -1: %s)", pl->sorted ? (pl->window ? "the smallest window storing within 2% of a full sort" : "no window stores within 2% of a full sort") : "a sort would remove under 2% of the stored entries"));
+#if defined(PETSCELLR_HAVE_CUDA)
+    if (e->backend == MAT_ELLR_BACKEND_CUDA) {
+      ellr_cuda_info ci;
+      ellr_cuda_get_info(e->dev, &ci);
+      if (ci.order_skipped) PetscCall(PetscSNPrintf(why, sizeof(why), " (not sorted: the automatic kernel family, IPCSR, followed from the row lengths alone and stores no padded layout)"));
+    }
+#endif
     PetscCall(PetscSNPrintf(order, sizeof(order), "%s%s%s", pl->sorted ? "sorted by decreasing length" : "in their own order", window, why));
     if (pl->per_slice_T) {
       char    counts[160] = "";
