@@ -669,13 +669,14 @@ static ellr_status use_csr_family(ellr_cuda_matrix *d, int fam, cudaStream_t s)
   return ELLR_OK;
 }
 
+/* Rows so uneven that IPCSR's row blocks win whatever else the layout says (model_family's first rule). */
+static int uneven_rows(int32_t maxrowlen, double meanrowlen) { return maxrowlen > 64 && maxrowlen > 8.0 * meanrowlen; }
+
 /* ELLR_FAMILY_AUTO without timing (measured on the benchmark's matrices, H100): IPCSR where rows are very
    uneven (memplus, EPA, web-NotreDame: its row blocks balance them); the sliced layout where its padding is
    small and its rows x T threads fill a quarter of the GPU's resident threads (3d7 N=48: 110k rows); CSR-vector
    otherwise -- small matrices, where its T ~ mean row length lanes per row keep more of the GPU busy (the
    bcsstk matrices, nos3, mcfe, add32: 1.3-1.9x the sliced layout's product). */
-static int uneven_rows(int32_t maxrowlen, double meanrowlen) { return maxrowlen > 64 && maxrowlen > 8.0 * meanrowlen; }
-
 static int model_family(const ellr_cuda_matrix *d, int sliced_ok)
 {
   const ellr_stats *st       = &d->plan.stats;

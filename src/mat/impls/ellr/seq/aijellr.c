@@ -83,32 +83,30 @@ static PetscErrorCode MatShift_SeqAIJELLR(Mat A, PetscScalar a)
 }
 
 /* AIJ's MatZeroRows and MatZeroRowsColumns insert a missing diagonal entry through MatSetValues_SeqAIJ itself,
-   past ops->setvalues: the page-locking is released first where that may reallocate. */
-static PetscErrorCode MatZeroRows_SeqAIJELLR(Mat A, PetscInt n, const PetscInt rows[], PetscScalar diag, Vec x, Vec b)
+   past ops->setvalues: the page-locking is released first where that may reallocate.  One body for both. */
+static PetscErrorCode MatSeqAIJELLRZeroRows(Mat A, PetscBool columns, PetscInt n, const PetscInt rows[], PetscScalar diag, Vec x, Vec b)
 {
-  Mat_SeqAIJELLR *e = MatSeqAIJELLRGetData(A);
+  Mat_SeqAIJELLR       *e    = MatSeqAIJELLRGetData(A);
+  const struct _MatOps *base = e ? &e->baseops : &MatSeqAIJELLR_AIJOps; /* no data of this type: plain AIJ */
+  PetscErrorCode (*zero)(Mat, PetscInt, const PetscInt[], PetscScalar, Vec, Vec) = columns ? base->zerorowscolumns : base->zerorows;
 
   PetscFunctionBegin;
-  if (!e) {
-    PetscCall((*MatSeqAIJELLR_AIJOps.zerorows)(A, n, rows, diag, x, b));
-    PetscFunctionReturn(0);
-  }
-  if (e->pinned && diag != 0.0) PetscCall(MatSeqAIJELLRUnpinIfReallocatable(A));
-  PetscCall((*e->baseops.zerorows)(A, n, rows, diag, x, b));
+  if (e && e->pinned && diag != 0.0) PetscCall(MatSeqAIJELLRUnpinIfReallocatable(A));
+  PetscCall((*zero)(A, n, rows, diag, x, b));
+  PetscFunctionReturn(0);
+}
+
+static PetscErrorCode MatZeroRows_SeqAIJELLR(Mat A, PetscInt n, const PetscInt rows[], PetscScalar diag, Vec x, Vec b)
+{
+  PetscFunctionBegin;
+  PetscCall(MatSeqAIJELLRZeroRows(A, PETSC_FALSE, n, rows, diag, x, b));
   PetscFunctionReturn(0);
 }
 
 static PetscErrorCode MatZeroRowsColumns_SeqAIJELLR(Mat A, PetscInt n, const PetscInt rows[], PetscScalar diag, Vec x, Vec b)
 {
-  Mat_SeqAIJELLR *e = MatSeqAIJELLRGetData(A);
-
   PetscFunctionBegin;
-  if (!e) {
-    PetscCall((*MatSeqAIJELLR_AIJOps.zerorowscolumns)(A, n, rows, diag, x, b));
-    PetscFunctionReturn(0);
-  }
-  if (e->pinned && diag != 0.0) PetscCall(MatSeqAIJELLRUnpinIfReallocatable(A));
-  PetscCall((*e->baseops.zerorowscolumns)(A, n, rows, diag, x, b));
+  PetscCall(MatSeqAIJELLRZeroRows(A, PETSC_TRUE, n, rows, diag, x, b));
   PetscFunctionReturn(0);
 }
 
