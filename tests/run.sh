@@ -292,6 +292,13 @@ for n in 1 2; do
   Q=$([ $n = 1 ] && echo 1 || echo 0) t_grep "ops_sweep_np$n" "^0 failed" -- $MPIEXEC -n $n "$BUILD/tests/ops_sweep" $ENGINE -binfile "$SCRATCH/ops_sweep_np$n.bin"
   t_grep "prefix_settings_np$n" "^0 failed" -- $MPIEXEC -n $n "$BUILD/tests/prefix_settings" -a_mat_ellr_backend cpu
 done
+# in-place round trips: aij, sell, dense and baij matrices -> the type -> aij -> the type -> the other type -> the type,
+# with MatSetOption, new values and both products checked against MATAIJ after every step (an op left behind by a
+# conversion made the next one recurse until it crashed); on the engine's backend and on the default one
+for n in 1 2 4; do
+  Q=$([ $n = 2 ] && echo 1 || echo 0) t_fn "convert_roundtrip_np$n" ok_lines 8 $MPIEXEC -n $n "$BUILD/tests/convert_roundtrip" $ENGINE
+done
+[ -n "$ENGINE" ] && t_fn convert_roundtrip_aij_backend_np2 ok_lines 8 $MPIEXEC -n 2 "$BUILD/tests/convert_roundtrip"
 t_fn pattern_misc ok_lines 4 "$BUILD/tests/pattern_misc" $ENGINE
 # AIJ's arrays page-locked by the GPU storage (-n 300: values of 1.8-3.6 MB per process, page-locked at the second
 # refresh; -n 450: 8 MB, at create), then every route by which AIJ reallocates or frees them (a new nonzero, also into

@@ -70,7 +70,16 @@ PETSC_INTERN PetscErrorCode MatELLRSettingsFromOptionsDatabase(Mat, MatELLRSetti
 PETSC_INTERN PetscBool      MatELLRSettingsEqual(const MatELLRSettings *, const MatELLRSettings *);
 PETSC_INTERN PetscErrorCode MatELLRCheckStatus(ellr_status, const char *what);
 PETSC_INTERN PetscErrorCode MatELLRResolveBackend(MatELLRBackend, MatELLRBackend *);
-PETSC_INTERN PetscErrorCode MatELLRRestoreBaseOps(Mat, const struct _MatOps *);
+/* The ops a type installs over its base class's (ellrops.c): one table per type. */
+typedef void (*MatELLROpFn)(void);
+typedef struct {
+  size_t      offset; /* in struct _MatOps */
+  MatELLROpFn fn;
+} MatELLROp;
+#define MAT_ELLR_OP(name, f) {offsetof(struct _MatOps, name), (MatELLROpFn)(f)}
+PETSC_INTERN PetscErrorCode MatELLRInstallOps(Mat, const MatELLROp[], PetscInt);
+PETSC_INTERN PetscErrorCode MatELLRRestoreBaseOps(Mat, const struct _MatOps *, const MatELLROp[], PetscInt);
+PETSC_INTERN PetscErrorCode MatELLRCheckBaseOps(Mat, const struct _MatOps *, const MatELLROp[], PetscInt);
 PETSC_INTERN PetscErrorCode MatELLRCaptureBaseOps(Mat, struct _MatOps *, PetscBool *);
 PETSC_INTERN PetscErrorCode MatELLRSetDefaultVecType(Mat, const MatELLRBackend *);
 PETSC_INTERN PetscErrorCode MatELLRSelectDevice(void);

@@ -231,26 +231,6 @@ PetscErrorCode MatELLRCheckStatus(ellr_status st, const char *what)
   PetscFunctionReturn(0);
 }
 
-/* Converting back to AIJ: the ops this plugin overrides return to the base class's. */
-PetscErrorCode MatELLRRestoreBaseOps(Mat B, const struct _MatOps *base)
-{
-  PetscFunctionBegin;
-  B->ops->mult             = base->mult;
-  B->ops->multadd          = base->multadd;
-  B->ops->multtranspose    = base->multtranspose;
-  B->ops->multtransposeadd = base->multtransposeadd;
-  B->ops->assemblyend      = base->assemblyend;
-  B->ops->setvalues        = base->setvalues;
-  B->ops->shift            = base->shift;
-  B->ops->zerorows         = base->zerorows;
-  B->ops->zerorowscolumns  = base->zerorowscolumns;
-  B->ops->destroy          = base->destroy;
-  B->ops->duplicate        = base->duplicate;
-  B->ops->setfromoptions   = base->setfromoptions;
-  B->ops->view             = base->view;
-  PetscFunctionReturn(0);
-}
-
 /* With a CUDA-enabled PETSc and products on the GPU, MatCreateVecs() gives VECCUDA: no PCIe traffic per
    product.  Converting back (backend NULL) restores the standard type. */
 PetscErrorCode MatELLRSetDefaultVecType(Mat B, const MatELLRBackend *backend)

@@ -159,6 +159,22 @@ static PetscErrorCode MatMultTransposeAdd_MPIAIJELLR(Mat A, Vec x, Vec z, Vec y)
   PetscFunctionReturn(0);
 }
 
+/* MatBindToCPU(): the blocks are bound too (their products then run AIJ's host code, as GAMG wants on coarse
+   levels), after MPIAIJ's own binding where it has one. */
+static PetscErrorCode MatBindToCPU_MPIAIJELLR(Mat A, PetscBool flg)
+{
+  Mat_MPIAIJELLR *m = MatMPIAIJELLRGetData(A);
+  Mat             Ad, Ao;
+  PetscErrorCode (*base)(Mat, PetscBool) = (m ? &m->baseops : &MatMPIAIJELLR_AIJOps)->bindtocpu;
+
+  PetscFunctionBegin;
+  if (base) PetscCall((*base)(A, flg));
+  PetscCall(MatMPIAIJGetSeqAIJ(A, &Ad, &Ao, NULL));
+  if (Ad) PetscCall(MatBindToCPU(Ad, flg));
+  if (Ao) PetscCall(MatBindToCPU(Ao, flg));
+  PetscFunctionReturn(0);
+}
+
 /* MPIAIJ inserts into its blocks' arrays itself (MatSetValues_MPIAIJ, and at assembly for the values other
    processes sent), reallocating them where new nonzeros are allowed: the blocks' page-locking goes first. */
 static PetscErrorCode MatMPIAIJELLRUnpinBlocks(Mat A)
@@ -317,6 +333,21 @@ static PetscErrorCode MatDuplicate_MPIAIJELLR(Mat A, MatDuplicateOption op, Mat 
   PetscFunctionReturn(0);
 }
 
+/* Every op this type installs over MPIAIJ's: restored from the base ops when the matrix leaves the type. */
+static const MatELLROp MatMPIAIJELLR_Ops[] = {
+  MAT_ELLR_OP(mult, MatMult_MPIAIJELLR),
+  MAT_ELLR_OP(multadd, MatMultAdd_MPIAIJELLR),
+  MAT_ELLR_OP(multtranspose, MatMultTranspose_MPIAIJELLR),
+  MAT_ELLR_OP(multtransposeadd, MatMultTransposeAdd_MPIAIJELLR),
+  MAT_ELLR_OP(assemblyend, MatAssemblyEnd_MPIAIJELLR),
+  MAT_ELLR_OP(setvalues, MatSetValues_MPIAIJELLR),
+  MAT_ELLR_OP(bindtocpu, MatBindToCPU_MPIAIJELLR),
+  MAT_ELLR_OP(destroy, MatDestroy_MPIAIJELLR),
+  MAT_ELLR_OP(duplicate, MatDuplicate_MPIAIJELLR),
+  MAT_ELLR_OP(setfromoptions, MatSetFromOptions_MPIAIJELLR),
+  MAT_ELLR_OP(view, MatView_MPIAIJELLR),
+};
+
 /* Back to MPIAIJ, blocks included. */
 static PetscErrorCode MatConvert_MPIAIJELLR_MPIAIJ(Mat A, MatType type, MatReuse reuse, Mat *newmat)
 {
@@ -335,7 +366,7 @@ static PetscErrorCode MatConvert_MPIAIJELLR_MPIAIJ(Mat A, MatType type, MatReuse
   PetscCall(MatMPIAIJGetSeqAIJ(B, &Ad, &Ao, NULL));
   if (Ad && MatSeqAIJELLRGetData(Ad)) PetscCall(MatConvert_SeqAIJELLR_SeqAIJ(Ad, MATSEQAIJ, MAT_INPLACE_MATRIX, &Ad));
   if (Ao && MatSeqAIJELLRGetData(Ao)) PetscCall(MatConvert_SeqAIJELLR_SeqAIJ(Ao, MATSEQAIJ, MAT_INPLACE_MATRIX, &Ao));
-  PetscCall(MatELLRRestoreBaseOps(B, &m->baseops));
+  PetscCall(MatELLRRestoreBaseOps(B, &m->baseops, MatMPIAIJELLR_Ops, PETSC_STATIC_ARRAY_LENGTH(MatMPIAIJELLR_Ops)));
   PetscCall(PetscObjectComposeFunction((PetscObject)B, "MatMPIAIJSetPreallocation_C", m->baseprealloc));
   PetscCall(PetscObjectComposeFunction((PetscObject)B, "MatSetPreallocationCOO_C", m->basecoo));
   PetscCall(MatMPIAIJELLRFree(B));
@@ -392,28 +423,21 @@ static PetscErrorCode MatConvert_MPIAIJ_MPIAIJELLR_Format(Mat A, MatELLRFormat f
   if (reuse == MAT_INITIAL_MATRIX) PetscCall(MatDuplicate(A, MAT_COPY_VALUES, newmat));
   B = *newmat;
   PetscCall(MatELLRCaptureBaseOps(B, &MatMPIAIJELLR_AIJOps, &MatMPIAIJELLR_AIJOpsCaptured));
+  PetscCall(MatELLRCheckBaseOps(B, &MatMPIAIJELLR_AIJOps, MatMPIAIJELLR_Ops, PETSC_STATIC_ARRAY_LENGTH(MatMPIAIJELLR_Ops)));
   PetscCheck(!B->spptr, PetscObjectComm((PetscObject)B), PETSC_ERR_ARG_WRONG, "Cannot convert a matrix that already carries GPU or other extra data (type %s) to %s: convert it to MATMPIAIJ first", ((PetscObject)B)->type_name, MatELLRTypeName(format, PETSC_TRUE));
   PetscCall(PetscNew(&m));
   m->magic      = MAT_MPIAIJELLR_MAGIC;
   m->owner      = B;
   B->spptr      = m;
   m->baseops    = *B->ops;
+  PetscCall(MatELLRCheckBaseOps(B, &m->baseops, MatMPIAIJELLR_Ops, PETSC_STATIC_ARRAY_LENGTH(MatMPIAIJELLR_Ops)));
   m->typeformat = format;
   PetscCall(PetscObjectQueryFunction((PetscObject)B, "MatMPIAIJSetPreallocation_C", &m->baseprealloc));
   PetscCall(PetscObjectQueryFunction((PetscObject)B, "MatSetPreallocationCOO_C", &m->basecoo));
   PetscCheck(m->baseprealloc && m->basecoo, PetscObjectComm((PetscObject)B), PETSC_ERR_PLIB, "This PETSc's MATMPIAIJ lacks a composed method petsc-ellr wraps");
   PetscCall(MatELLRSettingsDefault(format, &m->settings));
   PetscCall(MatELLRSettingsFromOptionsDatabase(B, &m->settings));
-  B->ops->mult             = MatMult_MPIAIJELLR;
-  B->ops->multadd          = MatMultAdd_MPIAIJELLR;
-  B->ops->multtranspose    = MatMultTranspose_MPIAIJELLR;
-  B->ops->multtransposeadd = MatMultTransposeAdd_MPIAIJELLR;
-  B->ops->assemblyend      = MatAssemblyEnd_MPIAIJELLR;
-  B->ops->setvalues        = MatSetValues_MPIAIJELLR;
-  B->ops->destroy          = MatDestroy_MPIAIJELLR;
-  B->ops->duplicate        = MatDuplicate_MPIAIJELLR;
-  B->ops->setfromoptions   = MatSetFromOptions_MPIAIJELLR;
-  B->ops->view             = MatView_MPIAIJELLR;
+  PetscCall(MatELLRInstallOps(B, MatMPIAIJELLR_Ops, PETSC_STATIC_ARRAY_LENGTH(MatMPIAIJELLR_Ops)));
   PetscCall(MatMPIAIJELLRCompose(B, format, PETSC_TRUE));
   PetscCall(MatELLRSetDefaultVecType(B, &m->settings.backend));
   PetscCall(PetscObjectChangeTypeName((PetscObject)B, MatELLRTypeName(format, PETSC_TRUE)));

@@ -357,6 +357,24 @@ static PetscErrorCode MatDuplicate_SeqAIJELLR(Mat A, MatDuplicateOption op, Mat 
   PetscFunctionReturn(0);
 }
 
+/* Every op this type installs over AIJ's: restored from the base ops when the matrix leaves the type. */
+static const MatELLROp MatSeqAIJELLR_Ops[] = {
+  MAT_ELLR_OP(mult, MatMult_SeqAIJELLR),
+  MAT_ELLR_OP(multadd, MatMultAdd_SeqAIJELLR),
+  MAT_ELLR_OP(multtranspose, MatMultTranspose_SeqAIJELLR),
+  MAT_ELLR_OP(multtransposeadd, MatMultTransposeAdd_SeqAIJELLR),
+  MAT_ELLR_OP(assemblyend, MatAssemblyEnd_SeqAIJELLR),
+  MAT_ELLR_OP(setvalues, MatSetValues_SeqAIJELLR),
+  MAT_ELLR_OP(setoption, MatSetOption_SeqAIJELLR),
+  MAT_ELLR_OP(shift, MatShift_SeqAIJELLR),
+  MAT_ELLR_OP(zerorows, MatZeroRows_SeqAIJELLR),
+  MAT_ELLR_OP(zerorowscolumns, MatZeroRowsColumns_SeqAIJELLR),
+  MAT_ELLR_OP(destroy, MatDestroy_SeqAIJELLR),
+  MAT_ELLR_OP(duplicate, MatDuplicate_SeqAIJELLR),
+  MAT_ELLR_OP(setfromoptions, MatSetFromOptions_SeqAIJELLR),
+  MAT_ELLR_OP(view, MatView_SeqAIJELLR),
+};
+
 /* Back to plain AIJ: AIJ's own products and composed methods return; the ELLPACK-R storage is freed. */
 PetscErrorCode MatConvert_SeqAIJELLR_SeqAIJ(Mat A, MatType type, MatReuse reuse, Mat *newmat)
 {
@@ -372,7 +390,7 @@ PetscErrorCode MatConvert_SeqAIJELLR_SeqAIJ(Mat A, MatType type, MatReuse reuse,
   B = *newmat;
   e = MatSeqAIJELLRGetData(B);
   PetscCheck(e, PETSC_COMM_SELF, PETSC_ERR_ARG_WRONGSTATE, "This %s matrix was factored in place: a factored matrix cannot be converted; factor a copy (MatDuplicate()) to keep the matrix", ((PetscObject)B)->type_name);
-  PetscCall(MatELLRRestoreBaseOps(B, &e->baseops));
+  PetscCall(MatELLRRestoreBaseOps(B, &e->baseops, MatSeqAIJELLR_Ops, PETSC_STATIC_ARRAY_LENGTH(MatSeqAIJELLR_Ops)));
   PetscCall(PetscObjectComposeFunction((PetscObject)B, "MatRetrieveValues_C", e->baseretrievevalues));
   PetscCall(PetscObjectComposeFunction((PetscObject)B, "MatSeqAIJSetPreallocation_C", e->baseprealloc));
   PetscCall(PetscObjectComposeFunction((PetscObject)B, "MatSeqAIJSetPreallocationCSR_C", e->baseprealloccsr));
@@ -443,12 +461,14 @@ PetscErrorCode MatConvert_SeqAIJ_SeqAIJELLR_Format(Mat A, MatELLRFormat format, 
   if (reuse == MAT_INITIAL_MATRIX) PetscCall(MatDuplicate(A, MAT_COPY_VALUES, newmat));
   B = *newmat;
   PetscCall(MatSeqAIJELLRCaptureAIJOps(B));
+  PetscCall(MatELLRCheckBaseOps(B, &MatSeqAIJELLR_AIJOps, MatSeqAIJELLR_Ops, PETSC_STATIC_ARRAY_LENGTH(MatSeqAIJELLR_Ops)));
   PetscCheck(!B->spptr, PETSC_COMM_SELF, PETSC_ERR_ARG_WRONG, "Cannot convert a matrix that already carries GPU or other extra data (type %s) to %s: convert it to MATSEQAIJ first", ((PetscObject)B)->type_name, MatELLRTypeName(format, PETSC_FALSE));
   PetscCall(PetscNew(&e));
   e->magic   = MAT_SEQAIJELLR_MAGIC;
   e->owner   = B;
   B->spptr   = e;
   e->baseops = *B->ops;
+  PetscCall(MatELLRCheckBaseOps(B, &e->baseops, MatSeqAIJELLR_Ops, PETSC_STATIC_ARRAY_LENGTH(MatSeqAIJELLR_Ops)));
   PetscCall(PetscObjectQueryFunction((PetscObject)B, "MatRetrieveValues_C", &e->baseretrievevalues));
   PetscCall(PetscObjectQueryFunction((PetscObject)B, "MatSeqAIJSetPreallocation_C", &e->baseprealloc));
   PetscCall(PetscObjectQueryFunction((PetscObject)B, "MatSeqAIJSetPreallocationCSR_C", &e->baseprealloccsr));
@@ -465,17 +485,8 @@ PetscErrorCode MatConvert_SeqAIJ_SeqAIJELLR_Format(Mat A, MatELLRFormat format, 
     PetscCall(MatELLRSettingsFromOptionsDatabase(B, &e->settings));
   }
 
-  B->ops->assemblyend    = MatAssemblyEnd_SeqAIJELLR;
-  B->ops->setvalues      = MatSetValues_SeqAIJELLR;
-  B->ops->setoption      = MatSetOption_SeqAIJELLR;
-  B->ops->shift          = MatShift_SeqAIJELLR;
-  if (B->ops->zerorows) B->ops->zerorows = MatZeroRows_SeqAIJELLR;
-  if (B->ops->zerorowscolumns) B->ops->zerorowscolumns = MatZeroRowsColumns_SeqAIJELLR;
-  B->ops->destroy        = MatDestroy_SeqAIJELLR;
-  B->ops->duplicate      = MatDuplicate_SeqAIJELLR;
-  B->ops->setfromoptions = MatSetFromOptions_SeqAIJELLR;
-  B->ops->view           = MatView_SeqAIJELLR;
-  PetscCall(MatSeqAIJELLRInstallOps(B, e));
+  PetscCheck(e->baseops.zerorows && e->baseops.zerorowscolumns && e->baseops.setoption && e->baseops.shift, PETSC_COMM_SELF, PETSC_ERR_PLIB, "This PETSc's MATSEQAIJ lacks an op petsc-ellr wraps");
+  PetscCall(MatELLRInstallOps(B, MatSeqAIJELLR_Ops, PETSC_STATIC_ARRAY_LENGTH(MatSeqAIJELLR_Ops)));
   PetscCall(MatSeqAIJELLRCompose(B, format, PETSC_TRUE));
   PetscCall(MatELLRSetDefaultVecType(B, &e->settings.backend));
 #if defined(PETSCELLR_HAVE_CUDA)

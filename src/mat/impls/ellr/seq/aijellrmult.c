@@ -208,6 +208,18 @@ static PetscErrorCode MatMultCUDA_SeqAIJELLR(Mat A, Vec x, Vec z, Vec y, PetscBo
 }
 #endif
 
+/* MatBindToCPU(A, PETSC_TRUE) (GAMG's coarse levels): AIJ's host products, no staging through the GPU.  A PETSc
+   without a device backend has no binding. */
+static inline PetscBool MatELLRBoundToCPU(Mat A)
+{
+#if defined(PETSC_HAVE_DEVICE)
+  return A->boundtocpu;
+#else
+  (void)A;
+  return PETSC_FALSE;
+#endif
+}
+
 /* y = A x + z or y = A^T x + z (z may be NULL or y), on the backend this matrix resolved. */
 static PetscErrorCode MatMultKernel_SeqAIJELLR(Mat A, Vec x, Vec z, Vec y, PetscBool transpose)
 {
@@ -220,7 +232,7 @@ static PetscErrorCode MatMultKernel_SeqAIJELLR(Mat A, Vec x, Vec z, Vec y, Petsc
     PetscFunctionReturn(0);
   }
   PetscCall(MatSeqAIJELLRResolve(A, e));
-  if (e->backend == MAT_ELLR_BACKEND_AIJ) {
+  if (e->backend == MAT_ELLR_BACKEND_AIJ || MatELLRBoundToCPU(A)) {
     PetscCall(MatMultAIJ_SeqAIJELLR(A, &e->baseops, x, z, y, transpose));
     PetscFunctionReturn(0);
   }
