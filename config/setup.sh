@@ -14,6 +14,9 @@
 #   python3-numpy python3-scipy    tutorials/mtx2petsc.py (the real-matrix tests)
 #   python3-petsc4py               tutorials/ex3.py (the petsc4py example make check runs)
 #   valgrind zlib1g-dev            the valgrind tests; the spmv benchmark reads gzipped matrices
+#   libblas3 liblapack3            the reference BLAS and LAPACK, and
+#   libopenblas0-pthread           OpenBLAS: the solve tests run under each (LD_LIBRARY_PATH picks it), whichever one
+#                                  the libblas.so.3 alternative points to
 #   python3-venv                   (with nvcc) a virtual environment for PyPI's cuobjdump, for the cubin test
 # Also used, and always there: python3 (tests/lib/numdiff.py; a Depends of petsc-dev and python3-numpy),
 # coreutils (timeout, mktemp), diffutils (cmp), libc-bin (ldd), mawk.  Not installed here: what the GPU
@@ -25,7 +28,7 @@ set -euo pipefail
 
 PETSC_DIR=${PETSC_DIR:-/usr/lib/petsc}
 PETSC_ARCH=${PETSC_ARCH:-}
-tools=(make gcc g++ pkg-config python3-venv libopenmpi-dev openmpi-bin python3-numpy python3-scipy valgrind zlib1g-dev)
+tools=(make gcc g++ pkg-config python3-venv libopenmpi-dev openmpi-bin python3-numpy python3-scipy valgrind zlib1g-dev libblas3 liblapack3 libopenblas0-pthread)
 if [ "$PETSC_DIR" = /usr/lib/petsc ]; then
   # the version-named packages: from the installed PETSc, else from the archive's candidate
   v=$(dpkg-query -W -f='${Version}' petsc-dev 2>/dev/null || true)

@@ -478,16 +478,51 @@ MISSING=$MAT_MISSING
   done
   MISSING=$MAT_MISSING
   # solves with MATAIJ's iteration counts (SPD ones with CG, the others made diagonally dominant)
+  # Debian's PETSc calls libblas.so.3 and liblapack.so.3, which the alternatives system points at the reference BLAS
+  # (libblas3, liblapack3) or at OpenBLAS (libopenblas0), whichever is installed and preferred: the CPU solves run
+  # under each, picked by LD_LIBRARY_PATH (tests blas_reference, blas_openblas check that the switch takes)
+  declare -A BLAS_MISSING=()
+  BLAS_VARIANTS=()
+  if [ "$BACKEND" = cpu ] && [ $PETSC_IS_DEBIAN = 1 ]; then
+    MA=$(gcc -print-multiarch 2>/dev/null); MA=${MA:-$(uname -m)-linux-gnu}
+    BLAS_VARIANTS=("reference=/usr/lib/$MA/blas:/usr/lib/$MA/lapack" "openblas=/usr/lib/$MA/openblas-pthread")
+    blas_switch() { # NAME DIRS PACKAGES: ex2 loads libblas.so.3 and liblapack.so.3 from DIRS under LD_LIBRARY_PATH=DIRS
+      local libs; libs=$(LD_LIBRARY_PATH=$2 ldd "$EX2" 2>&1)
+      echo "$libs" | grep -qE "libblas\.so\.3 => ${2%%:*}/" && echo "$libs" | grep -qE "liblapack\.so\.3 => (${2%%:*}|${2##*:})/" ||
+        { echo "$1 BLAS not found in $2: install the Debian packages $3"; echo "$libs" | grep -E "blas|lapack"; return 1; }
+    }
+    for b in "${BLAS_VARIANTS[@]}"; do
+      bn=${b%%=*}; pk="libblas3 liblapack3"; [ $bn = openblas ] && pk=libopenblas0-pthread
+      Q=1 want "blas_$bn" && t_fn "blas_$bn" blas_switch $bn "${b#*=}" "$pk"
+      blas_switch $bn "${b#*=}" "$pk" >/dev/null 2>&1 || BLAS_MISSING[$bn]="$(blas_switch $bn "${b#*=}" "$pk" 2>&1 | head -1)"
+    done
+  fi
   solve_same() { # NAME NP MATRIX [dd] -- KSP options
     local name=$1 np=$2 m=$3 dd=$4; shift 5
     for t in ellrt pellr; do
-      want "${name}_$t" || continue
-      local f= MISSING=$MAT_MISSING
-      [ -n "$MISSING" ] || f=$(mtx $m $dd) || MISSING="conversion of $MATRICES/$m.mtx.gz failed (tutorials/mtx2petsc.py)"
+      local f= MISSING=$MAT_MISSING b
       local extra=; [ $t = ellrt ] && { [ $m = memplus ] || [ $m = EPA ]; } && extra="-mat_ellr_max_fill 100"
-      if [ "$BACKEND" = cpu ] || [ $m = memplus ]; then
-        # the CPU engine sums every row in AIJ's order: the same iterations and digits as MATAIJ
-        # (memplus, 17758 rows, is too large for the dense inverse below: compared the same way on the GPU)
+      if [ "$BACKEND" = cpu ] && [ ${#BLAS_VARIANTS[@]} -gt 0 ]; then
+        # the CPU engine sums every row as AIJ does without I-nodes (from z, entry by entry; the I-node product
+        # sums pairs of entries first): with -mat_no_inode in both runs every residual of -ksp_monitor (13 digits)
+        # is MATAIJ's.  Under each BLAS (both runs call the same one on the same numbers).
+        for b in "${BLAS_VARIANTS[@]}"; do
+          local bn=${b%%=*} env="env LD_LIBRARY_PATH=${b#*=}${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" tn="${name}_$t"
+          [ "$bn" = reference ] || tn="${name}_${t}_$bn"
+          want "$tn" || continue
+          MISSING=$MAT_MISSING; [ -n "$MISSING" ] || MISSING=${BLAS_MISSING[$bn]:-}
+          [ -n "$MISSING" ] || f=$(mtx $m $dd) || MISSING="conversion of $MATRICES/$m.mtx.gz failed (tutorials/mtx2petsc.py)"
+          t_same "$tn" filter_types 0 "$env $MPIEXEC -n $np $EX2 -f $f -mat_type aij -mat_no_inode -ksp_monitor $*" "$env $MPIEXEC -n $np $EX2 -f $f -mat_type $t -mat_no_inode -ksp_monitor $extra $ENGINE $*"
+        done
+        continue
+      fi
+      want "${name}_$t" || continue
+      [ -n "$MISSING" ] || f=$(mtx $m $dd) || MISSING="conversion of $MATRICES/$m.mtx.gz failed (tutorials/mtx2petsc.py)"
+      if [ "$BACKEND" = cpu ]; then
+        # a PETSc other than Debian's: with whatever BLAS it links
+        t_same "${name}_$t" filter_types 0 "$MPIEXEC -n $np $EX2 -f $f -mat_type aij -mat_no_inode -ksp_monitor $*" "$MPIEXEC -n $np $EX2 -f $f -mat_type $t -mat_no_inode -ksp_monitor $extra $ENGINE $*"
+      elif [ $m = memplus ]; then
+        # (memplus, 17758 rows, is too large for the dense inverse below: final residuals within SOLVE_RTOL)
         t_same "${name}_$t" filter_types $SOLVE_RTOL "$MPIEXEC -n $np $EX2 -f $f -mat_type aij $*" "$MPIEXEC -n $np $EX2 -f $f -mat_type $t $extra $ENGINE $*"
       else
         # a GPU sums rows in another order, which changes the iterates (and the iteration count) of an

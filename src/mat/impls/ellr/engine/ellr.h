@@ -280,6 +280,8 @@ typedef struct {
   double   *val;  /* [nstored]; padding holds 0.0 */
   int32_t  *long_col; /* [stats.long_entries]: the long rows' entries in CSR order */
   double   *long_val;
+  int32_t  *csr_order; /* [nrows], CSR row -> stored row, or -(k + 1) for long row k; NULL when rows keep their order
+                          and none is long.  The transpose visits rows in CSR order, adding into y as AIJ does. */
 } ellr_matrix;
 
 /* The column of the entry at position p of the layout, stored row i (-1 for padding). */

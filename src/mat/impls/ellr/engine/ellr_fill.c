@@ -48,6 +48,15 @@ ellr_status ellr_matrix_create(const ellr_csr *a, const ellr_params *p, ellr_mat
     ellr_matrix_destroy(m);
     return st;
   }
+  if (m->plan.perm || m->plan.nlong) {
+    m->csr_order = (int32_t *)malloc((size_t)(m->plan.nrows ? m->plan.nrows : 1) * sizeof(int32_t));
+    if (!m->csr_order) {
+      ellr_matrix_destroy(m);
+      return ellr_error(ELLR_ERR_MEM, "cannot allocate the row order of %d rows", (int)m->plan.nrows);
+    }
+    for (int32_t i = 0; i < m->plan.nrows; i++) m->csr_order[ellr_orig_row(&m->plan, i)] = i;
+    for (int32_t k = 0; k < m->plan.nlong; k++) m->csr_order[m->plan.long_rows[k]] = -(k + 1);
+  }
   ellr_fill_values(m, a);
   return ELLR_OK;
 }
@@ -59,6 +68,8 @@ void ellr_matrix_destroy(ellr_matrix *m)
   free(m->val);
   free(m->long_col);
   free(m->long_val);
+  free(m->csr_order);
+  m->csr_order = NULL;
   m->val      = NULL;
   m->long_col = NULL;
   m->long_val = NULL;
