@@ -104,6 +104,8 @@ $(BUILD)/tutorials/%: tutorials/%.c $(LIB)
 	@mkdir -p $(dir $@)
 	$(PCC) $(PCC_FLAGS) $(CCPPFLAGS) -Iinclude $< -o $@ -L$(BUILD)/lib -lpetscellr $(RPATH) $(PETSC_LIB)
 
+# the failure-injection test calls the engine's test hook (ellr.h)
+$(BUILD)/tests/fail_inject: CCPPFLAGS += -I$(ENGINE_DIR)
 $(BUILD)/tests/%: tests/%.c $(LIB)
 	@mkdir -p $(dir $@)
 	$(PCC) $(PCC_FLAGS) $(CCPPFLAGS) -Iinclude $< -o $@ -L$(BUILD)/lib -lpetscellr $(RPATH) $(PETSC_LIB)

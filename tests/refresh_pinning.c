@@ -257,7 +257,7 @@ static PetscErrorCode PinByRefresh(Ctx *c, const char *before)
     PetscCall(Check(c, what));
   }
   if (c->pinned_check) {
-    PetscBool pinned;
+    PetscBool pinned = PETSC_FALSE;
     PetscCall(ReportsPinned(c, &pinned));
     g_fail += !pinned;
     PetscCall(PetscPrintf(PETSC_COMM_WORLD, "%-4s %s: host CSR page-locked before the route\n", pinned ? "ok" : "FAIL", before));

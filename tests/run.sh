@@ -299,6 +299,11 @@ for n in 1 2 4; do
   Q=$([ $n = 2 ] && echo 1 || echo 0) t_fn "convert_roundtrip_np$n" ok_lines 8 $MPIEXEC -n $n "$BUILD/tests/convert_roundtrip" $ENGINE
 done
 [ -n "$ENGINE" ] && t_fn convert_roundtrip_aij_backend_np2 ok_lines 8 $MPIEXEC -n 2 "$BUILD/tests/convert_roundtrip"
+# failures of the storage's set-up, tuning, refresh and release, injected by the engine's test hook: each must be a
+# PETSc error, after which the matrix takes new values and a new pattern, multiplies as MATAIJ does and is destroyed
+Q=1 t_fn fail_inject_np1 ok_lines 4 "$BUILD/tests/fail_inject" -type ellrt $ENGINE
+t_fn fail_inject_np2 ok_lines 4 $MPIEXEC -n 2 "$BUILD/tests/fail_inject" -type pellr $ENGINE
+t_fn fail_inject_np4 ok_lines 4 $MPIEXEC -n 4 "$BUILD/tests/fail_inject" -type ellrt $ENGINE
 t_fn pattern_misc ok_lines 4 "$BUILD/tests/pattern_misc" $ENGINE
 # AIJ's arrays page-locked by the GPU storage (-n 300: values of 1.8-3.6 MB per process, page-locked at the second
 # refresh; -n 450: 8 MB, at create), then every route by which AIJ reallocates or frees them (a new nonzero, also into
@@ -600,6 +605,7 @@ no_leaks() { # CMD...: succeeds and -malloc_dump reports nothing
 Q=1 t_fn malloc_dump_ex1_ellrt no_leaks "$EX1" -n 8 -mat_type ellrt -ksp_type cg -pc_type jacobi $ENGINE
 t_fn malloc_dump_ex1_pellr_np2 no_leaks $MPIEXEC -n 2 "$EX1" -n 8 -mat_type pellr -ksp_type gmres -pc_type bjacobi -mat_view ::ascii_info $ENGINE
 t_fn malloc_dump_diff_aij no_leaks "$DIFF" -fail_exit 0 -cases band,empty_rows,rect_wide,power_law -optsets 0,5,8,10 $ENGINE
+t_fn malloc_dump_fail_inject no_leaks $MPIEXEC -n 2 "$BUILD/tests/fail_inject" -type ellrt $ENGINE
 t_fn malloc_dump_refresh_pinning no_leaks "$BUILD/tests/refresh_pinning" "${RP_N[@]}" $ENGINE
 t_fn malloc_dump_diff_aij_np2 no_leaks $MPIEXEC -n 2 "$DIFF" -fail_exit 0 -cases zero_rows_rank,rect_tall -optsets 0,7 -group all $ENGINE
 
@@ -614,7 +620,7 @@ valgrind_clean() { # CMD...: no valgrind error, no definite leak
 # ELLR_VALGRIND=0 (the GPU round: valgrind does not know CUDA) leaves them out, with a line that says so;
 # without valgrind they fail, naming the package.
 if [ "${ELLR_VALGRIND:-1}" = 0 ]; then
-  wanted valgrind_engine_cpu valgrind_ex1_ellrt valgrind_ex1_pellr valgrind_diff_aij valgrind_refresh_pinning && echo "# valgrind tests not run: ELLR_VALGRIND=0"
+  wanted valgrind_engine_cpu valgrind_ex1_ellrt valgrind_ex1_pellr valgrind_diff_aij valgrind_refresh_pinning valgrind_fail_inject && echo "# valgrind tests not run: ELLR_VALGRIND=0"
 else
   command -v valgrind >/dev/null 2>&1 || MISSING="valgrind not found: install the Debian package valgrind"
   # the whole engine test under valgrind: ~290 s of CPU on the 2-core CI machine, so three times the usual limit
@@ -623,6 +629,7 @@ else
   t_fn valgrind_ex1_pellr valgrind_clean "$EX1" -n 6 -mat_type pellr -ksp_type gmres -pc_type ilu $ENGINE
   t_fn valgrind_diff_aij valgrind_clean "$DIFF" -fail_exit 0 -cases band,empty_rows,rect_wide,dense_row,zero -optsets 0,2,5,8 -group all $ENGINE
   t_fn valgrind_refresh_pinning valgrind_clean "$BUILD/tests/refresh_pinning" -n 12 $ENGINE
+  Q=1 t_fn valgrind_fail_inject valgrind_clean "$BUILD/tests/fail_inject" -type pellr -n 60 $ENGINE
   MISSING=
 fi
 

@@ -22,7 +22,13 @@ typedef struct {
   MatELLRBackend backend; /* as asked; resolved per product */
   PetscBool      verify;  /* check every GPU product against the CPU engine */
   PetscBool      nonempty_rows; /* store only the non-empty rows (MPI off-diagonal blocks: most rows have no ghost entry) */
+  PetscInt       transpose; /* GPU MatMultTranspose: MAT_ELLR_TRANSPOSE_* */
 } MatELLRSettings;
+/* -mat_ellr_transpose: how the GPU multiplies by A^T */
+enum {
+  MAT_ELLR_TRANSPOSE_STORED, /* a stored transpose, made at the first transpose product: the same bits every time */
+  MAT_ELLR_TRANSPOSE_ATOMIC  /* A's storage with atomic additions into y: no second copy, rounding may change */
+};
 
 /* The sequential matrix: an AIJ matrix whose products run on an ELLPACK-R copy of its CSR. */
 #define MAT_SEQAIJELLR_MAGIC 0x454c4c5253455131LL /* "ELLRSEQ1" */
@@ -49,6 +55,9 @@ typedef struct {
   ellr_matrix      host;    /* CPU backend storage */
 #if defined(PETSCELLR_HAVE_CUDA)
   ellr_cuda_matrix *dev;    /* CUDA backend storage */
+  ellr_cuda_matrix *devT;   /* the stored transpose (-mat_ellr_transpose stored), made at the first transpose product */
+  ellr_transpose    tr;     /* its host CSR, a gather of A's values away from a refresh */
+  PetscObjectState  stateT; /* object state its values came from */
 #endif
   int32_t         *rowptr32, *colidx32; /* 32-bit copies of the CSR indices when PetscInt is 64-bit */
   PetscInt         rowptr32n, colidx32n; /* rows and nonzeros they were allocated for */
@@ -63,6 +72,7 @@ typedef struct {
 PETSC_INTERN const char *const MatELLRTuneModes[];
 PETSC_INTERN const char *const MatELLRKernels[]; /* indexed by ELLR_FAMILY_* */
 PETSC_INTERN const char *const MatELLRLongJoins[]; /* indexed by ELLR_LONG_JOIN_* */
+PETSC_INTERN const char *const MatELLRTransposes[]; /* indexed by MAT_ELLR_TRANSPOSE_* */
 PETSC_INTERN const char *MatELLRTypeName(MatELLRFormat, PetscBool mpi);
 PETSC_INTERN PetscErrorCode MatELLRSettingsDefault(MatELLRFormat, MatELLRSettings *);
 PETSC_INTERN PetscErrorCode MatELLRSettingsFromOptions(Mat, MatELLROptionItems, MatELLRSettings *);
@@ -103,6 +113,8 @@ PETSC_INTERN PetscErrorCode MatMultTranspose_SeqAIJELLR(Mat, Vec, Vec);
 PETSC_INTERN PetscErrorCode MatMultTransposeAdd_SeqAIJELLR(Mat, Vec, Vec, Vec);
 PETSC_INTERN PetscErrorCode MatSeqAIJELLRSetSettings(Mat, const MatELLRSettings *);
 PETSC_INTERN PetscErrorCode MatSeqAIJELLRUpdate(Mat);
+PETSC_INTERN PetscErrorCode MatSeqAIJELLRUpdateTranspose(Mat);
+PETSC_INTERN PetscErrorCode MatSeqAIJELLRPrepare(Mat, PetscBool);
 PETSC_INTERN PetscErrorCode MatSeqAIJELLRView_Info(Mat, PetscViewer);
 PETSC_INTERN PetscErrorCode MatSeqAIJELLRGetCSR(Mat, PetscBool, ellr_csr *);
 

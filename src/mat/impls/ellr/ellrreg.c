@@ -7,6 +7,7 @@ const char *const MatELLRBackends[] = {"auto", "cuda", "cpu", "aij", "MatELLRBac
 const char *const MatELLRTuneModes[] = {"model", "exhaustive", "none", "MatELLRTune", "MAT_ELLR_TUNE_", NULL};
 const char *const MatELLRKernels[]   = {"sliced", "auto", "csr_vector", "ipcsr", "MatELLRKernel", "MAT_ELLR_KERNEL_", NULL};
 const char *const MatELLRLongJoins[] = {"segmented", "atomic", "MatELLRLongJoin", "MAT_ELLR_LONG_JOIN_", NULL};
+const char *const MatELLRTransposes[] = {"stored", "atomic", "MatELLRTranspose", "MAT_ELLR_TRANSPOSE_", NULL};
 
 static PetscBool PetscELLRPackageInitialized = PETSC_FALSE;
 

@@ -40,7 +40,7 @@ PetscErrorCode MatELLRSettingsFromOptions(Mat A, MatELLROptionItems PetscOptions
 {
   PetscInt    T = s->eng.threads_per_row, bs = s->eng.block_size, C = s->eng.slice_height, window = s->eng.sort_window;
   PetscBool   sort = s->eng.sort_rows ? PETSC_TRUE : PETSC_FALSE, verify = s->verify, pin = s->eng.pin_host ? PETSC_TRUE : PETSC_FALSE, idx16 = s->eng.index_bits == 32 ? PETSC_FALSE : PETSC_TRUE;
-  PetscEnum   tune = (PetscEnum)s->eng.tune, kernel = (PetscEnum)s->eng.family, join = (PetscEnum)s->eng.long_join;
+  PetscEnum   tune = (PetscEnum)s->eng.tune, kernel = (PetscEnum)s->eng.family, join = (PetscEnum)s->eng.long_join, transpose = (PetscEnum)s->transpose;
   PetscInt    longmin = s->eng.long_row_min;
   PetscReal   max_fill = s->eng.max_fill;
   PetscEnum   backend  = (PetscEnum)s->backend;
@@ -60,6 +60,7 @@ PetscErrorCode MatELLRSettingsFromOptions(Mat A, MatELLROptionItems PetscOptions
   PetscCall(PetscOptionsBool("-mat_ellr_index16", "Store 16-bit column offsets from a per-slice base in every slice whose columns span under 65535 (10 bytes per entry instead of 12); false: 32-bit indices everywhere", "MATELLR", idx16, &idx16, NULL));
   PetscCall(PetscOptionsInt("-mat_ellr_long_rows", "Rows of at least this many entries leave the slices for the long-row path (chunks of 256 entries shared by many warps; they pad nothing); 0 = automatic (rows in their own order, 2^20 entries or more: max(512, 16 x the mean row length)); -1 = none", "MATELLR", longmin, &longmin, NULL));
   PetscCall(PetscOptionsEnum("-mat_ellr_long_join", "How the chunks of a long row meet on the GPU: segmented (partial sums added in a fixed order: the same bits every product) or atomic (atomicAdd into y: rounding may change between products)", "MATELLR", MatELLRLongJoins, join, &join, NULL));
+  PetscCall(PetscOptionsEnum("-mat_ellr_transpose", "How the GPU multiplies by the transpose: stored (a transposed copy made at the first MatMultTranspose: the same bits every product) or atomic (A's storage, atomicAdd into y: no second copy, rounding may change between products)", "MATELLR", MatELLRTransposes, transpose, &transpose, NULL));
   PetscCall(PetscOptionsBool("-mat_ellr_pin_host", "Page-lock the CSR arrays while the pattern lives, so that uploads and value refreshes run at the link's speed", "MATELLR", pin, &pin, NULL));
   PetscCall(PetscOptionsBool("-mat_ellr_verify", "Check every GPU product against the CPU engine (slow; for debugging)", "MATELLR", verify, &verify, NULL));
   PetscOptionsHeadEnd();
@@ -86,6 +87,7 @@ PetscErrorCode MatELLRSettingsFromOptions(Mat A, MatELLROptionItems PetscOptions
   s->eng.index_bits      = idx16 ? 0 : 32;
   s->eng.long_row_min    = (int)longmin;
   s->eng.long_join       = (int)join;
+  s->transpose           = (PetscInt)transpose;
   PetscFunctionReturn(0);
 }
 
@@ -107,7 +109,7 @@ PetscErrorCode MatELLRSettingsFromOptionsDatabase(Mat A, MatELLRSettings *s)
 
 PetscBool MatELLRSettingsEqual(const MatELLRSettings *a, const MatELLRSettings *b)
 {
-  return (PetscBool)(a->format == b->format && a->backend == b->backend && a->eng.threads_per_row == b->eng.threads_per_row && a->eng.block_size == b->eng.block_size && a->eng.slice_height == b->eng.slice_height && a->eng.sort_rows == b->eng.sort_rows && a->eng.sort_window == b->eng.sort_window && a->eng.max_fill == b->eng.max_fill && a->eng.tune == b->eng.tune && a->eng.pin_host == b->eng.pin_host && a->eng.family == b->eng.family && a->eng.index_bits == b->eng.index_bits && a->eng.long_row_min == b->eng.long_row_min && a->eng.long_join == b->eng.long_join && a->verify == b->verify && a->nonempty_rows == b->nonempty_rows);
+  return (PetscBool)(a->format == b->format && a->backend == b->backend && a->eng.threads_per_row == b->eng.threads_per_row && a->eng.block_size == b->eng.block_size && a->eng.slice_height == b->eng.slice_height && a->eng.sort_rows == b->eng.sort_rows && a->eng.sort_window == b->eng.sort_window && a->eng.max_fill == b->eng.max_fill && a->eng.tune == b->eng.tune && a->eng.pin_host == b->eng.pin_host && a->eng.family == b->eng.family && a->eng.index_bits == b->eng.index_bits && a->eng.long_row_min == b->eng.long_row_min && a->eng.long_join == b->eng.long_join && a->verify == b->verify && a->nonempty_rows == b->nonempty_rows && a->transpose == b->transpose);
 }
 
 #if defined(PETSCELLR_HAVE_CUDA) && !defined(PETSCELLR_PETSC_HAS_CUDA)

@@ -54,6 +54,14 @@ typedef enum {
   ELLR_ERR_CUDA  /* a CUDA call failed (CUDA backend only) */
 } ellr_status;
 
+/* Test hook: the next call of a stage in this thread fails as a real failure there would (ELLR_ERR_MEM on the host,
+   ELLR_ERR_CUDA on the GPU), after the work a real failure could follow (allocations, page-locking), so that tests
+   see every error path leave the caller's objects destroyable.  Stages the backend lacks never fire. */
+enum { ELLR_STAGE_NONE = 0, ELLR_STAGE_CREATE, ELLR_STAGE_TUNE, ELLR_STAGE_UPDATE, ELLR_STAGE_DESTROY };
+void ellr_test_fail_next(int stage);
+int  ellr_test_failures(void);      /* how many injected failures fired in this thread */
+int  ellr_test_fail_now(int stage); /* for the backends: 1 (once) where the injected stage is this one */
+
 /* Text of the last error raised in this thread, for the binding's error message. */
 const char *ellr_last_error(void);
 /* Records the text of an error (for backends); returns st. */
@@ -203,6 +211,20 @@ static inline int32_t ellr_slice_height(const ellr_params *p, int32_t nrows) { r
 /* Checks a's compressed rows (strictly increasing, inside nrows_out); ELLR_OK when there are none. */
 ellr_status ellr_csr_check_rows(const ellr_csr *a);
 
+/* The transpose of a CSR (ellr_transpose.c): a matrix of a->ncols rows and ellr_csr_rows_out(a) columns, each row's
+   columns increasing, with the map from its entries to a's, so that new values of the same pattern are a gather. */
+typedef struct {
+  ellr_csr csr;    /* the transpose, pointing into the arrays below */
+  int32_t *rowptr; /* [ncols + 1] */
+  int32_t *colidx; /* [nnz] */
+  double  *val;    /* [nnz] */
+  int32_t *map;    /* [nnz]: val[q] = a->val[map[q]] */
+} ellr_transpose;
+ellr_status ellr_transpose_create(const ellr_csr *a, ellr_transpose *t);
+/* New values of a (same pattern) into t. */
+void        ellr_transpose_values(const ellr_csr *a, ellr_transpose *t);
+void        ellr_transpose_destroy(ellr_transpose *t);
+
 /* What the pattern costs: computed by the plan, printed by -mat_view ::ascii_info. */
 typedef struct {
   int64_t nnz;            /* entries of the CSR input */
@@ -335,7 +357,7 @@ ellr_status ellr_cols_create(ellr_plan *pl, const ellr_csr *a, int index_bits, e
 ellr_status ellr_cols_plan(ellr_plan *pl, const ellr_csr *a, int index_bits, int32_t *base, int64_t *start);
 void        ellr_cols_destroy(ellr_cols *c);
 /* Values only, into the slices and the long rows' storage: the pattern is unchanged since the last fill. */
-void ellr_fill_values(ellr_matrix *m, const ellr_csr *a);
+ellr_status ellr_fill_values(ellr_matrix *m, const ellr_csr *a);
 
 /* Plan + allocate + fill on the host. */
 ellr_status ellr_matrix_create(const ellr_csr *a, const ellr_params *p, ellr_matrix *m);

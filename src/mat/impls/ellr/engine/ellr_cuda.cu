@@ -62,8 +62,10 @@ struct ellr_cuda_matrix {
   ellr_dcols cols; /* column indices, 16-bit per slice where they fit */
   double    *d_val;
   int2    *d_items;
-  int32_t *d_split;
-  int64_t  nitems, nsplit, cap_items, cap_split, cap_stored;
+  int2    *d_split;    /* split slices: {slice, pieces} */
+  int64_t *d_part_off; /* [nslices]: a split slice's first partial sum in d_part */
+  double  *d_part;     /* the split slices' partial sums, one per row and piece */
+  int64_t  nitems, nsplit, npart, cap_items, cap_split, cap_part, cap_stored;
   /* the CSR on the device: all three arrays from create until tune (tune_pending); row offsets and
      values then stay as the refresh scratch once update_values has run (refresh_ready) */
   int32_t    *d_csr_rowptr, *d_csr_col;
@@ -184,13 +186,15 @@ static ellr_status build_items(ellr_cuda_matrix *d, cudaStream_t s)
   const int    wide  = d->mixed_T;
   const size_t isz   = wide ? sizeof(int4) : sizeof(int2);
   void        *items = malloc((size_t)nitems * isz);
-  int32_t     *split = (int32_t *)malloc((size_t)(nsplit ? nsplit : 1) * sizeof(int32_t));
-  if (!items || !split) {
+  int2        *split = (int2 *)malloc((size_t)(nsplit ? nsplit : 1) * sizeof(int2));
+  int64_t     *off   = (int64_t *)malloc((size_t)(nsplit ? pl->nslices : 1) * sizeof(int64_t));
+  if (!items || !split || !off) {
     free(items);
     free(split);
+    free(off);
     return ellr_error(ELLR_ERR_MEM, "cannot allocate %lld work items", (long long)nitems);
   }
-  int64_t q = 0, ns = 0;
+  int64_t q = 0, ns = 0, npart = 0;
   for (int32_t sl = 0; sl < pl->nslices; sl++) {
     const int64_t Js = slice_blocks(pl, sl), step = Js > d->J ? d->J : (Js > 0 ? Js : 1);
     const int     T  = ellr_plan_slice_T(pl, sl);
@@ -199,7 +203,13 @@ static ellr_status build_items(ellr_cuda_matrix *d, cudaStream_t s)
       else
         for (int64_t w = 0; w < slice_warps(pl, sl); w++) ((int4 *)items)[q++] = make_int4(sl, (int)j, (int)w, T);
     }
-    if (Js > d->J) split[ns++] = sl;
+    if (nsplit) off[sl] = -1;
+    if (Js > d->J) { /* its pieces' row sums apart, joined in order after the product */
+      const int64_t pieces = (Js + d->J - 1) / d->J;
+      split[ns++]          = make_int2(sl, (int)pieces);
+      off[sl]              = npart;
+      npart += pieces * pl->C;
+    }
   }
   ellr_status  st     = ELLR_OK;
   const size_t npairs = (size_t)nitems * (wide ? 2 : 1);
@@ -208,16 +218,23 @@ static ellr_status build_items(ellr_cuda_matrix *d, cudaStream_t s)
     else d->cap_items = 0;
   }
   if (!st && nsplit > d->cap_split) {
-    if (!(st = dfree(&d->d_split)) && !(st = dalloc(&d->d_split, (size_t)nsplit, "the split slices"))) d->cap_split = nsplit;
+    if (!(st = dfree(&d->d_split)) && !(st = dfree(&d->d_part_off)) && !(st = dalloc(&d->d_split, (size_t)nsplit, "the split slices")) && !(st = dalloc(&d->d_part_off, (size_t)pl->nslices, "the split slices"))) d->cap_split = nsplit;
     else d->cap_split = 0;
   }
+  if (!st && npart > d->cap_part) {
+    if (!(st = dfree(&d->d_part)) && !(st = ellr_mem_check((size_t)npart * sizeof(double), "the split slices' partial sums")) && !(st = dalloc(&d->d_part, (size_t)npart, "the split slices' partial sums"))) d->cap_part = npart;
+    else d->cap_part = 0;
+  }
   if (!st) st = upload(d->d_items, items, npairs * sizeof(int2), s, "cudaMemcpyAsync (work items)");
-  if (!st) st = upload(d->d_split, split, (size_t)nsplit * sizeof(int32_t), s, "cudaMemcpyAsync (split slices)");
+  if (!st) st = upload(d->d_split, split, (size_t)nsplit * sizeof(int2), s, "cudaMemcpyAsync (split slices)");
+  if (!st && nsplit) st = upload(d->d_part_off, off, (size_t)pl->nslices * sizeof(int64_t), s, "cudaMemcpyAsync (split slices)");
   free(items);
   free(split);
+  free(off);
   if (st) return st;
   d->nitems = nitems;
   d->nsplit = nsplit;
+  d->npart  = npart;
   return ELLR_OK;
 }
 
@@ -232,7 +249,7 @@ static ellr_status fill(ellr_cuda_matrix *d, int values_only, cudaStream_t s)
   const int64_t    threads = d->mixed_T ? d->nitems * 32 : nrows * pl->T;
   if (threads <= 0 || pl->stats.nstored <= 0) return ELLR_OK;
   ellr_kernel_fill<<<(unsigned)((threads + 255) / 256), 256, 0, s>>>(nrows, pl->nrows, pl->C, pl->T, d->mixed_T ? reinterpret_cast<const int4 *>(d->d_items) : NULL, d->nitems, d->dp.slice_start, d->dp.rowlen, d->dp.perm, d->d_csr_rowptr, values_only ? NULL : d->d_csr_col, d->d_csr_val, values_only ? NULL : d->cols.words, values_only ? NULL : d->cols.base, values_only ? NULL : d->cols.start, d->d_val, values_only);
-  CU(cudaGetLastError());
+  CU(cudaPeekAtLastError());
   return ELLR_OK;
 }
 
@@ -320,6 +337,8 @@ static ellr_status mult_slices(ellr_cuda_matrix *d, const double *x, const doubl
   a.cstart      = d->cols.start;
   a.val         = d->d_val;
   a.items       = d->d_items;
+  a.part        = d->d_part;
+  a.part_off    = d->d_part_off;
   a.witems      = reinterpret_cast<const int4 *>(d->d_items);
   a.x           = x;
   a.z           = transpose ? NULL : z;
@@ -327,11 +346,6 @@ static ellr_status mult_slices(ellr_cuda_matrix *d, const double *x, const doubl
   const int chunks = d->kernel == 2;
   int64_t   blocks;
   if (chunks) {
-    if (!transpose && d->nsplit > 0 && z != y && !probe) {
-      const int64_t tb = (d->nsplit * pl->C + 255) / 256;
-      ellr_kernel_init_split<<<(unsigned)tb, 256, 0, s>>>((int32_t)d->nsplit, d->d_split, pl->C, n, a.perm, z, y);
-      CU(cudaGetLastError());
-    }
     blocks = (d->nitems * a.G + d->bs / 32 - 1) / (d->bs / 32);
   } else blocks = ((int64_t)n * pl->T + d->bs - 1) / d->bs;
   if (blocks <= 0) return ELLR_OK;
@@ -362,7 +376,12 @@ static ellr_status mult_slices(ellr_cuda_matrix *d, const double *x, const doubl
   default:
     return ellr_error(ELLR_ERR_ARG, "ellr_cuda_mult: threads per row %d", pl->T);
   }
-  CU(cudaGetLastError());
+  CU(cudaPeekAtLastError());
+  if (chunks && !transpose && d->nsplit > 0 && !probe) {
+    const int64_t tb = (d->nsplit * pl->C + 255) / 256;
+    ellr_kernel_join_split<<<(unsigned)tb, 256, 0, s>>>((int32_t)d->nsplit, d->d_split, d->d_part_off, d->d_part, pl->C, n, a.perm, a.z, y);
+    CU(cudaPeekAtLastError());
+  }
   return ELLR_OK;
 }
 
@@ -608,7 +627,7 @@ static ellr_status tune_products(ellr_cuda_matrix *d, const tune_ctx *c)
 {
   if (d->plan.ncols > 0) {
     ellr_kernel_init_x<<<(unsigned)((d->plan.ncols + 255) / 256), 256, 0, c->s>>>(d->plan.ncols, c->tx);
-    CU(cudaGetLastError());
+    CU(cudaPeekAtLastError());
   }
   if (d->params.tune == ELLR_TUNE_EXHAUSTIVE) return tune_exhaustive(d, c);
   if (d->params.tune == ELLR_TUNE_MODEL) return tune_model(d, c);
@@ -660,7 +679,9 @@ static ellr_status use_csr_family(ellr_cuda_matrix *d, int fam, cudaStream_t s)
   TRY(dfree(&d->d_val));
   TRY(dfree(&d->d_items));
   TRY(dfree(&d->d_split));
-  d->cap_stored = d->cap_items = d->cap_split = d->nitems = d->nsplit = 0;
+  TRY(dfree(&d->d_part_off));
+  TRY(dfree(&d->d_part));
+  d->cap_stored = d->cap_items = d->cap_split = d->cap_part = d->nitems = d->nsplit = d->npart = 0;
   TRY(ellr_cuda_plan_free(&d->dp));
   d->family           = fam;
   d->info.family      = fam;
@@ -732,6 +753,7 @@ ellr_status ellr_cuda_tune(ellr_cuda_matrix *d, const ellr_csr *a, void *stream)
 {
   if (!d) return ellr_error(ELLR_ERR_ARG, "ellr_cuda_tune: no matrix");
   if (!d->tune_pending) return ELLR_OK; /* tuned already, nothing to tune, or no rows */
+  if (ellr_test_fail_now(ELLR_STAGE_TUNE)) return ellr_error(ELLR_ERR_CUDA, "tuning failed (injected by the test hook)");
   const ellr_plan *pl = &d->plan;
   if (a && (a->nrows != pl->nrows || a->ncols != pl->ncols || !a->rowptr || a->rowptr[a->nrows] != d->nnz))
     return ellr_error(ELLR_ERR_ARG, "ellr_cuda_tune: the matrix is %d x %d with %lld entries, not the %d x %d with %lld planned", a->nrows, a->ncols, a->rowptr ? (long long)a->rowptr[a->nrows] : -1LL, pl->nrows, pl->ncols, (long long)d->nnz);
@@ -1159,7 +1181,7 @@ static size_t device_bytes(const ellr_cuda_matrix *d)
 {
   const ellr_plan *pl = &d->plan;
   size_t           b  = (size_t)d->cap_stored * 8 + (size_t)d->cols.nwords * 2 + (d->cols.base ? (size_t)pl->nslices * 12 + 8 : 0) + (size_t)pl->nslices * pl->C * 4 + (d->dp.perm ? (size_t)pl->nrows * 4 : 0) + (d->dp.outrow ? (size_t)pl->nrows * 4 : 0) + (d->d_rows ? (size_t)pl->nrows * 4 : 0) + ((size_t)pl->nslices + 1) * 8;
-  b += (size_t)d->cap_items * sizeof(int2) + (size_t)d->cap_split * 4 + ellr_cuda_long_bytes(&d->dp.lr);
+  b += (size_t)d->cap_items * sizeof(int2) + (size_t)d->cap_split * 8 + (d->d_part_off ? (size_t)pl->nslices * 8 : 0) + (size_t)d->cap_part * 8 + ellr_cuda_long_bytes(&d->dp.lr);
   if (d->family != ELLR_FAMILY_SLICED) b += ((size_t)pl->nrows + 1) * 4 + (size_t)d->nnz * 12 + (d->csr.blocks ? ((size_t)d->csr.nblocks + 1) * 4 : 0);
   return b + scratch_bytes(d);
 }
@@ -1183,6 +1205,7 @@ ellr_status ellr_cuda_create(const ellr_csr *a, const ellr_params *p, void *stre
   d->nnz          = a->rowptr[a->nrows];
   const double t0 = ellr_wall_ms();
   ellr_status  st = create_device(d, a, (cudaStream_t)stream);
+  if (!st && ellr_test_fail_now(ELLR_STAGE_CREATE)) st = ellr_error(ELLR_ERR_CUDA, "the GPU storage could not be made (injected by the test hook, after the upload, page-locking and fill)");
   if (st) {
     char msg[512];
     snprintf(msg, sizeof(msg), "%s", ellr_last_error());
@@ -1237,12 +1260,13 @@ ellr_status ellr_cuda_update_values(ellr_cuda_matrix *d, const ellr_csr *a, void
     d->info.pin_ms         = pin0;
   } else TRY(copy_in(d, 2, d->d_csr_val, a->val, vbytes, s));
   CU(cudaStreamSynchronize(s));
+  if (ellr_test_fail_now(ELLR_STAGE_UPDATE)) return ellr_error(ELLR_ERR_CUDA, "the refresh failed (injected by the test hook, after the copy and any page-locking of the values)");
   d->info.refresh_copy_ms = ellr_wall_ms() - t0;
   d->info.refreshes++;
   if (d->family != ELLR_FAMILY_SLICED) return ELLR_OK; /* the CSR families multiply with the values just copied */
   CU(cudaEventRecord(d->refresh_start, s));
   TRY(fill(d, 1, s));
-  CU(cudaGetLastError());
+  CU(cudaPeekAtLastError());
   TRY(ellr_cuda_long_fill(&d->dp.lr, d->d_csr_rowptr, NULL, d->d_csr_val, s));
   CU(cudaEventRecord(d->refresh_done, s));
   return ELLR_OK;
@@ -1341,9 +1365,11 @@ void ellr_cuda_get_info(const ellr_cuda_matrix *d, ellr_cuda_info *info)
   info->scratch_bytes   = scratch_bytes(d);
   info->plan            = &d->plan;
   info->refresh_fill_ms = -1;
-  float ms;
-  if (d->refresh_done && cudaEventQuery(d->refresh_done) == cudaSuccess && cudaEventElapsedTime(&ms, d->refresh_start, d->refresh_done) == cudaSuccess) info->refresh_fill_ms = ms;
-  (void)cudaGetLastError();
+  float       ms;
+  cudaError_t q = d->refresh_done ? cudaEventQuery(d->refresh_done) : cudaSuccess;
+  if (d->refresh_done && q == cudaSuccess && (q = cudaEventElapsedTime(&ms, d->refresh_start, d->refresh_done)) == cudaSuccess) info->refresh_fill_ms = ms;
+  /* clears only what the query itself recorded: an error pending from work not the engine's (PETSc's kernels) stays */
+  if (q != cudaSuccess && cudaPeekAtLastError() == q) (void)cudaGetLastError();
 }
 
 size_t ellr_cuda_pinned_bytes(const ellr_cuda_matrix *d) { return d ? d->info.pinned_bytes : 0; }
@@ -1373,6 +1399,8 @@ ellr_status ellr_cuda_destroy(ellr_cuda_matrix *d)
   FREE1(d_val);
   FREE1(d_items);
   FREE1(d_split);
+  FREE1(d_part_off);
+  FREE1(d_part);
   FREE1(d_x);
   FREE1(d_y);
   FREE1(d_rows);
@@ -1386,6 +1414,7 @@ ellr_status ellr_cuda_destroy(ellr_cuda_matrix *d)
   if (d->refresh_start) CUDA1(cudaEventDestroy(d->refresh_start));
   if ((s2 = ellr_cuda_unpin_host(d)) && !st) st = s2;
 #undef CUDA1
+  if (ellr_test_fail_now(ELLR_STAGE_DESTROY) && !st) st = ellr_error(ELLR_ERR_CUDA, "freeing failed (injected by the test hook, after everything was freed)");
   ellr_plan_destroy(&d->plan);
   free(d);
   return st;

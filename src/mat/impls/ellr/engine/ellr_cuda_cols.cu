@@ -92,7 +92,7 @@ ellr_status ellr_cuda_cols_plan(const ellr_plan *pl, const ellr_dplan *dp, const
   if (!err && ns > 0) {
     if (threads > 0 && pl->stats.nnz > 0) ellr_kernel_col_span<<<(unsigned)((threads + 255) / 256), 256, 0, s>>>(nstoredrows, pl->nrows, pl->C, T, dp->rowlen, dp->perm, d_rowptr, d_col, lo, hi);
     ellr_kernel_col_slices<<<(unsigned)((ns + 255) / 256), 256, 0, s>>>(ns, index_bits, dp->slice_start, lo, hi, c->base, c->start, cnt);
-    CUE(cudaGetLastError());
+    CUE(cudaPeekAtLastError());
     if (!err) err = ellr_cuda_inclusive_sum(c->start + 1, ns, s);
   }
   CUE(cudaMemcpyAsync(&c->nwords, c->start + ns, sizeof(int64_t), cudaMemcpyDeviceToHost, s));

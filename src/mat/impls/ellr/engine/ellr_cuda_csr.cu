@@ -22,7 +22,7 @@ ellr_status ellr_cuda_csr_prepare(ellr_csr_dev *c, cudaStream_t s)
   ellr_status   st    = salloc(&flag, (size_t)n + 1, s, "the IPCSR row-block flags");
   if (st) return st;
   ellr_kernel_ipcsr_flags<<<(unsigned)(((int64_t)n + 256) / 256), 256, 0, s>>>(n, c->rowptr, flag);
-  const cudaError_t e = cudaGetLastError();
+  const cudaError_t e = cudaPeekAtLastError();
   if (e != cudaSuccess) st = cu_err(e, "ellr_kernel_ipcsr_flags", __LINE__);
   if (!st) st = ellr_cuda_select_flagged(flag, n + 1, s, &c->blocks, &nsel, "the IPCSR row blocks");
   sfree(&flag, s);
@@ -71,7 +71,7 @@ ellr_status ellr_cuda_csr_mult(const ellr_csr_dev *c, const double *x, const dou
     if (!c->blocks) return ellr_error(ELLR_ERR_ARG, "ellr_cuda_csr_mult: IPCSR without row blocks (ellr_cuda_csr_prepare)");
     if (addz) ellr_kernel_ipcsr<true><<<(unsigned)c->nblocks, ELLR_IPCSR_THREADS, 0, s>>>(a);
     else ellr_kernel_ipcsr<false><<<(unsigned)c->nblocks, ELLR_IPCSR_THREADS, 0, s>>>(a);
-    CU(cudaGetLastError());
+    CU(cudaPeekAtLastError());
     return ELLR_OK;
   }
   const int     T      = c->T; /* CSR-vector's lanes per row; IPCSR's transpose takes the same mapping */
@@ -93,23 +93,24 @@ ellr_status ellr_cuda_csr_mult(const ellr_csr_dev *c, const double *x, const dou
   default:
     return ellr_error(ELLR_ERR_ARG, "ellr_cuda_csr_mult: %d lanes per row", T);
   }
-  CU(cudaGetLastError());
+  CU(cudaPeekAtLastError());
   return ELLR_OK;
 }
 
 void ellr_cuda_csr_probe(const ellr_csr_dev *c)
 {
   cudaFuncAttributes fa;
-  if (c->family == ELLR_FAMILY_IPCSR) (void)cudaFuncGetAttributes(&fa, (const void *)ellr_kernel_ipcsr<false>);
+  cudaError_t        e;
+  if (c->family == ELLR_FAMILY_IPCSR) e = cudaFuncGetAttributes(&fa, (const void *)ellr_kernel_ipcsr<false>);
   else switch (c->T) {
-    case 1: (void)cudaFuncGetAttributes(&fa, (const void *)ellr_kernel_csr_vector<1, false>); break;
-    case 2: (void)cudaFuncGetAttributes(&fa, (const void *)ellr_kernel_csr_vector<2, false>); break;
-    case 4: (void)cudaFuncGetAttributes(&fa, (const void *)ellr_kernel_csr_vector<4, false>); break;
-    case 8: (void)cudaFuncGetAttributes(&fa, (const void *)ellr_kernel_csr_vector<8, false>); break;
-    case 16: (void)cudaFuncGetAttributes(&fa, (const void *)ellr_kernel_csr_vector<16, false>); break;
-    default: (void)cudaFuncGetAttributes(&fa, (const void *)ellr_kernel_csr_vector<32, false>); break;
+    case 1: e = cudaFuncGetAttributes(&fa, (const void *)ellr_kernel_csr_vector<1, false>); break;
+    case 2: e = cudaFuncGetAttributes(&fa, (const void *)ellr_kernel_csr_vector<2, false>); break;
+    case 4: e = cudaFuncGetAttributes(&fa, (const void *)ellr_kernel_csr_vector<4, false>); break;
+    case 8: e = cudaFuncGetAttributes(&fa, (const void *)ellr_kernel_csr_vector<8, false>); break;
+    case 16: e = cudaFuncGetAttributes(&fa, (const void *)ellr_kernel_csr_vector<16, false>); break;
+    default: e = cudaFuncGetAttributes(&fa, (const void *)ellr_kernel_csr_vector<32, false>); break;
     }
-  (void)cudaGetLastError();
+  if (e != cudaSuccess) (void)cudaGetLastError(); /* only the probe's own error: one pending from others' work stays */
 }
 
 ellr_status ellr_cuda_csr_free(ellr_csr_dev *c)

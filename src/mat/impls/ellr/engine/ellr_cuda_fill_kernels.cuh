@@ -10,16 +10,22 @@
 #include <cstdint>
 #include <cuda_runtime.h>
 
-/* Rows of split slices: y = z (or 0) before the chunks add into them. */
-static __global__ void ellr_kernel_init_split(int32_t nsplit, const int32_t *__restrict__ split, int32_t C, int32_t nrows, const int32_t *__restrict__ perm, const double *z, double *y)
+/* The rows of split slices (chunks kernel): y = z + the items' partial sums, added in item order, so every product
+   gives the same bits.  One thread per row of a split slice; split[k] = {slice, pieces}. */
+static __global__ void ellr_kernel_join_split(int32_t nsplit, const int2 *__restrict__ split, const int64_t *__restrict__ part_off, const double *__restrict__ part, int32_t C, int32_t nrows, const int32_t *__restrict__ perm, const double *z, double *y)
 {
   const int64_t g = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
   const int64_t k = g / C;
   if (k >= nsplit) return;
-  const int64_t i = (int64_t)split[k] * C + (g - k * C);
+  const int2    sp = split[k];
+  const int64_t r  = g - k * C;
+  const int64_t i  = (int64_t)sp.x * C + r;
   if (i >= nrows) return;
+  const double *p   = part + part_off[sp.x] + r;
+  double        sum = p[0];
+  for (int q = 1; q < sp.y; q++) sum += p[(int64_t)q * C];
   const int32_t orow = perm ? perm[i] : (int32_t)i;
-  y[orow]            = z ? z[orow] : 0.0;
+  y[orow]            = z ? z[orow] + sum : sum;
 }
 
 /* Scatter the CSR into the layout in the product's own mapping, so the writes are coalesced: T lanes per stored row

@@ -21,6 +21,8 @@ struct ellr_kargs {
   const int64_t  *cstart;     /* [nslices + 1], in 16-bit words */
   const double  *val;         /* [nstored], padding 0 */
   const int2    *items;       /* chunks: {slice, first column block} */
+  double         *part;       /* chunks, split slices: each item's row sums, piece p of slice s at part_off[s] + p C */
+  const int64_t  *part_off;   /* [nslices]: a split slice's first partial sum (others unused) */
   const int4    *witems;      /* chunks with each slice's own T: one per warp, {slice, first column block, warp of
                                  the slice, the slice's T} */
   const double  *x;

@@ -11,7 +11,8 @@
   Two ways of dealing that work to threads, same inner loop, templated on
      T      threads per row (1..32, warp-shuffle reduction over the T lanes of a row),
      ADDZ   y = A x + z (z may alias y),
-     TRANS  y += A^T x (atomicAdd into y; y was set to z or 0 before),
+     TRANS  y += A^T x (atomicAdd into y, y set to z or 0 before: the order of the additions, hence the
+            rounding, may change between products -- the binding's default keeps a stored transpose instead),
      LEN    stop each row at its own length (ELLPACK-R's rowlen) rather than at the slice width
             (the device pads with column -1, skipped, so width mode reads no rowlen and is exact
             for any x, including Inf/NaN entries),
@@ -20,8 +21,9 @@
             any C.
   - chunks: work items (slice, first column block); a warp takes 32 consecutive words of each
             column block of its item, G = C*T/32 warps per item; slices wider than J column
-            blocks are cut into several items whose partial sums meet in y by atomicAdd (the rows
-            of such slices are set to z or 0 first).  Needs C*T % 32 == 0.  Balances matrices
+            blocks are cut into several items, each writing its rows' partial sums apart, which a second
+            kernel adds in item order (ellr_kernel_join_split: the same bits in every product, no atomics).
+            Needs C*T % 32 == 0.  Balances matrices
             with a few very long rows (power-law) without changing the layout.
   Column indices (ellr.h's ellr_cols): per slice either 16-bit offsets from the slice's base column (padding
   0xFFFF) or 32-bit indices (padding -1), at cw + cstart[s] in the slice's own layout order; the choice is
@@ -263,9 +265,8 @@ __global__ void __launch_bounds__(1024) ellr_kernel_chunks(const ellr_kargs a)
   sum        = ellr_reduce<T>(sum, tr);
   if (t == 0 && active) {
     const int32_t orow = a.perm ? a.perm[i] : i;
-    if (split) {
-      if (nit > 0) atomicAdd(a.y + orow, sum);
-    } else a.y[orow] = ADDZ ? a.z[orow] + sum : sum;
+    if (split) a.part[a.part_off[s] + (int64_t)(j0 / a.J) * a.C + r] = sum; /* joined in order by ellr_kernel_join_split */
+    else a.y[orow] = ADDZ ? a.z[orow] + sum : sum;
   }
 }
 

@@ -184,7 +184,7 @@ ellr_status ellr_cuda_long_plan(const int32_t *d_rowptr, int32_t n, int32_t min_
   ellr_status st   = salloc(&flag, (size_t)n, s, "the long-row flags");
   if (st) return st;
   ellr_kernel_long_flags<<<(unsigned)(((int64_t)n + 255) / 256), 256, 0, s>>>(n, min_len, d_len, flag);
-  const cudaError_t e = cudaGetLastError();
+  const cudaError_t e = cudaPeekAtLastError();
   if (e != cudaSuccess) st = cu_err(e, "ellr_kernel_long_flags", __LINE__);
   if (!st) st = ellr_cuda_select_flagged(flag, n, s, &lr->rows, &nsel, "the long rows");
   sfree(&flag, s);
@@ -196,12 +196,12 @@ ellr_status ellr_cuda_long_plan(const int32_t *d_rowptr, int32_t n, int32_t min_
   CU(cudaMemsetAsync(lr->start, 0, sizeof(int64_t), s));
   CU(cudaMemsetAsync(lr->first_chunk, 0, sizeof(int32_t), s));
   ellr_kernel_long_sizes<<<(unsigned)((nsel + 255) / 256), 256, 0, s>>>(nsel, lr->rows, d_rowptr, lr->start, lr->first_chunk);
-  CU(cudaGetLastError());
+  CU(cudaPeekAtLastError());
   TRY(scan_and_read_last(lr->start + 1, nsel, s, &lr->nentries));
   TRY(scan_and_read_last(lr->first_chunk + 1, nsel, s, &lr->nchunks));
   TRY(dalloc(&lr->chunk_row, (size_t)lr->nchunks, "the long rows' chunk map"));
   ellr_kernel_long_chunk_rows<<<(unsigned)((nsel + 255) / 256), 256, 0, s>>>(nsel, lr->first_chunk, lr->chunk_row);
-  CU(cudaGetLastError());
+  CU(cudaPeekAtLastError());
   CU(cudaStreamSynchronize(s));
   return ELLR_OK;
 }
@@ -211,7 +211,7 @@ ellr_status ellr_cuda_long_outrow(const int32_t *d_rows, cudaStream_t s, ellr_dl
   if (!d_rows || !lr->nlong) return ELLR_OK;
   TRY(dalloc(&lr->out, (size_t)lr->nlong, "the long rows' rows of y"));
   ellr_kernel_long_outrow<<<(unsigned)((lr->nlong + 255) / 256), 256, 0, s>>>(lr->nlong, lr->rows, d_rows, lr->out);
-  CU(cudaGetLastError());
+  CU(cudaPeekAtLastError());
   CU(cudaStreamSynchronize(s));
   return ELLR_OK;
 }
@@ -229,7 +229,7 @@ ellr_status ellr_cuda_long_fill(ellr_dlong *lr, const int32_t *d_rowptr, const i
     CU(cudaMemsetAsync(lr->arrived, 0, (size_t)lr->nlong * sizeof(unsigned), s));
   }
   ellr_kernel_long_fill<<<long_grid(lr->nchunks), ELLR_LONG_THREADS, 0, s>>>(long_args(lr), d_rowptr, d_col, d_val, d_col ? lr->col : NULL, lr->val);
-  CU(cudaGetLastError());
+  CU(cudaPeekAtLastError());
   return ELLR_OK;
 }
 
@@ -242,15 +242,14 @@ ellr_status ellr_cuda_long_mult(const ellr_dlong *lr, int join, const double *x,
   if (transpose) ellr_kernel_long_transpose<<<long_grid(lr->nchunks), ELLR_LONG_THREADS, 0, s>>>(a);
   else if (join == ELLR_LONG_JOIN_ATOMIC) ellr_kernel_long<ELLR_LONG_JOIN_ATOMIC><<<long_grid(lr->nchunks), ELLR_LONG_THREADS, 0, s>>>(a);
   else ellr_kernel_long<ELLR_LONG_JOIN_SEGMENTED><<<long_grid(lr->nchunks), ELLR_LONG_THREADS, 0, s>>>(a);
-  CU(cudaGetLastError());
+  CU(cudaPeekAtLastError());
   return ELLR_OK;
 }
 
 void ellr_cuda_long_probe(int join)
 {
   cudaFuncAttributes fa;
-  (void)cudaFuncGetAttributes(&fa, join == ELLR_LONG_JOIN_ATOMIC ? (const void *)ellr_kernel_long<ELLR_LONG_JOIN_ATOMIC> : (const void *)ellr_kernel_long<ELLR_LONG_JOIN_SEGMENTED>);
-  (void)cudaGetLastError();
+  if (cudaFuncGetAttributes(&fa, join == ELLR_LONG_JOIN_ATOMIC ? (const void *)ellr_kernel_long<ELLR_LONG_JOIN_ATOMIC> : (const void *)ellr_kernel_long<ELLR_LONG_JOIN_SEGMENTED>) != cudaSuccess) (void)cudaGetLastError(); /* only the probe's own error */
 }
 
 size_t ellr_cuda_long_bytes(const ellr_dlong *lr)

@@ -193,7 +193,7 @@ static ellr_status sort_rows(int32_t W, int32_t n, int maxlen, cudaStream_t s, o
   sfree(&w->offsets, s);
   TRY(salloc(&w->offsets, (size_t)nseg + 1, s, "the sort windows"));
   ellr_kernel_window_offsets<<<grid_of((int64_t)nseg + 1, 256), 256, 0, s>>>(nseg, W, n, w->offsets);
-  CU(cudaGetLastError());
+  CU(cudaPeekAtLastError());
   CU(cub::DeviceSegmentedRadixSort::SortPairsDescending(NULL, bytes, kin, (unsigned *)kout, w->rows, vout, n, nseg, w->offsets, w->offsets + 1, 0, endbit, s));
   TRY(salloc(&w->temp, bytes, s, "the sort's scratch"));
   CU(cub::DeviceSegmentedRadixSort::SortPairsDescending(w->temp, bytes, kin, (unsigned *)kout, w->rows, vout, n, nseg, w->offsets, w->offsets + 1, 0, endbit, s));
@@ -210,7 +210,7 @@ static ellr_status stored_entries(const int32_t *len, int32_t n, int32_t C, cuda
   TRY(salloc(&w->width, (size_t)ns, s, "the slice widths"));
   CU(cudaMemsetAsync(w->width, 0, (size_t)ns * sizeof(int32_t), s));
   ellr_kernel_slice_width<<<grid_of(n, 256), 256, 0, s>>>(n, C, len, w->width);
-  CU(cudaGetLastError());
+  CU(cudaPeekAtLastError());
   CU(cub::DeviceReduce::Sum(NULL, bytes, w->width, w->sum, ns, s));
   TRY(salloc(&w->temp, bytes, s, "the reduction's scratch"));
   CU(cub::DeviceReduce::Sum(w->temp, bytes, w->width, w->sum, ns, s));
@@ -297,7 +297,7 @@ ellr_status ellr_cuda_plan_order(const int32_t *d_rowptr, int32_t n, int32_t nco
   if (nstoredrows > n) CU(cudaMemsetAsync(dp->rowlen + n, 0, (size_t)(nstoredrows - n) * sizeof(int32_t), s));
   if (n > 0) {
     ellr_kernel_lengths<<<grid_of(n, 256), 256, 0, s>>>(n, d_rowptr, sort ? w.keys : dp->rowlen, sort ? w.rows : NULL, w.c);
-    CU(cudaGetLastError());
+    CU(cudaPeekAtLastError());
   }
   CU(cudaMemcpyAsync(&hc, w.c, sizeof(hc), cudaMemcpyDeviceToHost, s));
   CU(cudaStreamSynchronize(s));
@@ -358,7 +358,7 @@ ellr_status ellr_cuda_plan_geometry(const int32_t *d_rowptr, int T, const ellr_p
   if (!st && n > 0) {
     ellr_kernel_slice_width<<<grid_of(nstoredrows, 256), 256, 0, s>>>(nstoredrows, pl->C, dp->rowlen, width);
     if (T <= 0) ellr_kernel_slice_width_max<<<grid_of(ns, 256), 256, 0, s>>>(ns, width, c);
-    CUE(cudaGetLastError());
+    CUE(cudaPeekAtLastError());
     if (!T) { /* automatic: from the widest slice, as the host plan (ellr.h's ellr_auto_threads) */
       CUE(cudaMemcpyAsync(&hc, c, sizeof(hc), cudaMemcpyDeviceToHost, s));
       int32_t *hw = NULL; /* small matrices: the widths on the host, for the fill limit (ns <= ELLR_SMALL_ROWS) */
@@ -373,10 +373,10 @@ ellr_status ellr_cuda_plan_geometry(const int32_t *d_rowptr, int T, const ellr_p
   pl->T = T > 0 ? T : (pl->per_slice_T ? 1 : Tmean); /* per slice: the widest slice's, below */
   if (!st && n > 0) {
     ellr_kernel_slice_sizes<<<grid_of(ns, 256), 256, 0, s>>>(ns, pl->C, pl->per_slice_T ? 0 : pl->T, width, dp->slice_start + 1);
-    CUE(cudaGetLastError());
+    CUE(cudaPeekAtLastError());
     if (!st) st = ellr_cuda_inclusive_sum(dp->slice_start + 1, ns, s);
     if (!st) ellr_kernel_niter<<<grid_of(n, 256), 256, 0, s>>>(n, pl->C, pl->T, pl->per_slice_T, pl->per_slice_T ? Tmean : pl->T, dp->slice_start, dp->rowlen, d_rowptr, pl->long_min, c);
-    CUE(cudaGetLastError());
+    CUE(cudaPeekAtLastError());
   }
   CUE(cudaMemcpyAsync(pl->slice_start, dp->slice_start, ((size_t)ns + 1) * sizeof(int64_t), cudaMemcpyDeviceToHost, s));
   CUE(cudaMemcpyAsync(&hc, c, sizeof(hc), cudaMemcpyDeviceToHost, s));
@@ -414,7 +414,7 @@ ellr_status ellr_cuda_plan_outrow(const int32_t *d_rows, int32_t nrows_out, cuda
   TRY(ellr_cuda_long_outrow(d_rows, s, &dp->lr));
   TRY(dalloc(&dp->outrow, (size_t)n, "the row map"));
   ellr_kernel_outrow<<<(unsigned)((n + 255) / 256), 256, 0, s>>>(n, dp->perm, d_rows, dp->outrow);
-  CU(cudaGetLastError());
+  CU(cudaPeekAtLastError());
   CU(cudaStreamSynchronize(s));
   return ELLR_OK;
 }

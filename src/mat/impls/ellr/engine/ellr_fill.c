@@ -6,7 +6,7 @@
 
 static inline int32_t ellr_orig_row(const ellr_plan *pl, int32_t i) { return pl->perm ? pl->perm[i] : i; }
 
-void ellr_fill_values(ellr_matrix *m, const ellr_csr *a)
+static void fill_values(ellr_matrix *m, const ellr_csr *a)
 {
   const ellr_plan *pl   = &m->plan;
   for (int32_t i = 0; i < pl->nrows; i++) {
@@ -17,6 +17,13 @@ void ellr_fill_values(ellr_matrix *m, const ellr_csr *a)
     for (int32_t k = 0; k < pl->rowlen[i]; k++) m->val[base + (k / T) * step + k % T] = aj[k];
   }
   for (int32_t k = 0; k < pl->nlong; k++) memcpy(m->long_val + pl->long_start[k], a->val + a->rowptr[pl->long_rows[k]], (size_t)(pl->long_start[k + 1] - pl->long_start[k]) * sizeof(double));
+}
+
+ellr_status ellr_fill_values(ellr_matrix *m, const ellr_csr *a)
+{
+  if (ellr_test_fail_now(ELLR_STAGE_UPDATE)) return ellr_error(ELLR_ERR_MEM, "a refill failed (injected by the test hook)");
+  fill_values(m, a);
+  return ELLR_OK;
 }
 
 /* The long rows' column indices (their values come with ellr_fill_values). */
@@ -48,6 +55,10 @@ ellr_status ellr_matrix_create(const ellr_csr *a, const ellr_params *p, ellr_mat
     ellr_matrix_destroy(m);
     return st;
   }
+  if (ellr_test_fail_now(ELLR_STAGE_CREATE)) {
+    ellr_matrix_destroy(m);
+    return ellr_error(ELLR_ERR_MEM, "the storage could not be allocated (injected by the test hook)");
+  }
   if (m->plan.perm || m->plan.nlong) {
     m->csr_order = (int32_t *)malloc((size_t)(m->plan.nrows ? m->plan.nrows : 1) * sizeof(int32_t));
     if (!m->csr_order) {
@@ -57,7 +68,7 @@ ellr_status ellr_matrix_create(const ellr_csr *a, const ellr_params *p, ellr_mat
     for (int32_t i = 0; i < m->plan.nrows; i++) m->csr_order[ellr_orig_row(&m->plan, i)] = i;
     for (int32_t k = 0; k < m->plan.nlong; k++) m->csr_order[m->plan.long_rows[k]] = -(k + 1);
   }
-  ellr_fill_values(m, a);
+  fill_values(m, a);
   return ELLR_OK;
 }
 

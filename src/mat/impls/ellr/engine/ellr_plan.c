@@ -20,6 +20,18 @@ ellr_status ellr_error(ellr_status st, const char *fmt, ...)
   return st;
 }
 
+static _Thread_local int ellr_fail_stage, ellr_fail_fired;
+
+void ellr_test_fail_next(int stage) { ellr_fail_stage = stage; }
+int  ellr_test_failures(void) { return ellr_fail_fired; }
+int  ellr_test_fail_now(int stage)
+{
+  if (stage == ELLR_STAGE_NONE || stage != ellr_fail_stage) return 0;
+  ellr_fail_stage = ELLR_STAGE_NONE;
+  ellr_fail_fired++;
+  return 1;
+}
+
 ellr_status ellr_params_check(const ellr_params *p)
 {
   const int T = p->threads_per_row, bs = p->block_size;

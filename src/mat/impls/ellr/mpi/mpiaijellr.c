@@ -79,6 +79,7 @@ static PetscErrorCode MatMPIAIJELLROffDiagSettings(const MatELLRSettings *parent
   s->eng.index_bits      = parent->eng.index_bits;
   s->eng.long_row_min    = parent->eng.long_row_min;
   s->eng.long_join       = parent->eng.long_join;
+  s->transpose           = parent->transpose;
   s->nonempty_rows       = PETSC_TRUE;
   s->eng.family          = ELLR_FAMILY_SLICED; /* a few entries per row: nothing for the CSR kernels to win */
   PetscFunctionReturn(0);
@@ -119,12 +120,25 @@ static PetscErrorCode MatMPIAIJELLRSetUpBlocks(Mat A, Mat_MPIAIJELLR *m)
   PetscFunctionReturn(0);
 }
 
+/* Both blocks' storage made current before MPIAIJ's product starts its ghost exchange (MatSeqAIJELLRPrepare()). */
+static PetscErrorCode MatMPIAIJELLRPrepareBlocks(Mat A, Mat_MPIAIJELLR *m, PetscBool transpose)
+{
+  Mat Ad, Ao;
+
+  PetscFunctionBegin;
+  PetscCall(MatMPIAIJELLRSetUpBlocks(A, m));
+  PetscCall(MatMPIAIJGetSeqAIJ(A, &Ad, &Ao, NULL));
+  if (Ad) PetscCall(MatSeqAIJELLRPrepare(Ad, transpose));
+  if (Ao) PetscCall(MatSeqAIJELLRPrepare(Ao, transpose));
+  PetscFunctionReturn(0);
+}
+
 static PetscErrorCode MatMult_MPIAIJELLR(Mat A, Vec x, Vec y)
 {
   Mat_MPIAIJELLR *m = MatMPIAIJELLRGetData(A);
 
   PetscFunctionBegin;
-  if (m) PetscCall(MatMPIAIJELLRSetUpBlocks(A, m));
+  if (m) PetscCall(MatMPIAIJELLRPrepareBlocks(A, m, PETSC_FALSE));
   PetscCall((*(m ? &m->baseops : &MatMPIAIJELLR_AIJOps)->mult)(A, x, y));
   PetscFunctionReturn(0);
 }
@@ -134,7 +148,7 @@ static PetscErrorCode MatMultAdd_MPIAIJELLR(Mat A, Vec x, Vec z, Vec y)
   Mat_MPIAIJELLR *m = MatMPIAIJELLRGetData(A);
 
   PetscFunctionBegin;
-  if (m) PetscCall(MatMPIAIJELLRSetUpBlocks(A, m));
+  if (m) PetscCall(MatMPIAIJELLRPrepareBlocks(A, m, PETSC_FALSE));
   PetscCall((*(m ? &m->baseops : &MatMPIAIJELLR_AIJOps)->multadd)(A, x, z, y));
   PetscFunctionReturn(0);
 }
@@ -144,7 +158,7 @@ static PetscErrorCode MatMultTranspose_MPIAIJELLR(Mat A, Vec x, Vec y)
   Mat_MPIAIJELLR *m = MatMPIAIJELLRGetData(A);
 
   PetscFunctionBegin;
-  if (m) PetscCall(MatMPIAIJELLRSetUpBlocks(A, m));
+  if (m) PetscCall(MatMPIAIJELLRPrepareBlocks(A, m, PETSC_TRUE));
   PetscCall((*(m ? &m->baseops : &MatMPIAIJELLR_AIJOps)->multtranspose)(A, x, y));
   PetscFunctionReturn(0);
 }
@@ -154,7 +168,7 @@ static PetscErrorCode MatMultTransposeAdd_MPIAIJELLR(Mat A, Vec x, Vec z, Vec y)
   Mat_MPIAIJELLR *m = MatMPIAIJELLRGetData(A);
 
   PetscFunctionBegin;
-  if (m) PetscCall(MatMPIAIJELLRSetUpBlocks(A, m));
+  if (m) PetscCall(MatMPIAIJELLRPrepareBlocks(A, m, PETSC_TRUE));
   PetscCall((*(m ? &m->baseops : &MatMPIAIJELLR_AIJOps)->multtransposeadd)(A, x, z, y));
   PetscFunctionReturn(0);
 }

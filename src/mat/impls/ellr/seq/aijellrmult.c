@@ -169,6 +169,7 @@ static PetscErrorCode MatMultCUDA_SeqAIJELLR(Mat A, Vec x, Vec z, Vec y, PetscBo
   const PetscLogDouble flops = MatELLRFlops(MatSeqAIJELLRGetPlan(e), z, transpose);
 
   PetscFunctionBegin;
+  if (transpose && e->settings.transpose == MAT_ELLR_TRANSPOSE_STORED) PetscCall(MatSeqAIJELLRUpdateTranspose(A));
   if (e->settings.verify && z) {
     PetscCall(VecDuplicate(z, &z0));
     PetscCall(VecCopy(z, z0));
@@ -189,7 +190,11 @@ static PetscErrorCode MatMultCUDA_SeqAIJELLR(Mat A, Vec x, Vec z, Vec y, PetscBo
   #if defined(PETSCELLR_PETSC_HAS_CUDA)
   PetscCall(PetscLogGpuTimeBegin());
   #endif
-  PetscCall(MatELLRCheckStatus(ellr_cuda_mult_mixed(e->dev, ax, !dx, az, !dz, ay, !dy, transpose, stream), "The GPU product"));
+  {
+    /* y = A^T x (+ z): by default the stored transpose's own product (fixed order of summation) */
+    const PetscBool stored = (PetscBool)(transpose && e->settings.transpose == MAT_ELLR_TRANSPOSE_STORED);
+    PetscCall(MatELLRCheckStatus(ellr_cuda_mult_mixed(stored ? e->devT : e->dev, ax, !dx, az, !dz, ay, !dy, stored ? 0 : transpose, stream), "The GPU product"));
+  }
   #if defined(PETSCELLR_PETSC_HAS_CUDA)
   PetscCall(PetscLogGpuTimeEnd());
   PetscCall(PetscLogGpuFlops(flops));
@@ -218,6 +223,24 @@ static inline PetscBool MatELLRBoundToCPU(Mat A)
   (void)A;
   return PETSC_FALSE;
 #endif
+}
+
+/* The storage a product of A (transpose: of A^T) will use, made current now: the MPI product calls it for both
+   blocks before MPIAIJ starts its ghost exchange, so that a failed set-up returns before any communication is
+   outstanding (a product that failed between MPIAIJ's scatter begin and end would leave the scatter in use). */
+PetscErrorCode MatSeqAIJELLRPrepare(Mat A, PetscBool transpose)
+{
+  Mat_SeqAIJELLR *e = MatSeqAIJELLRGetData(A);
+
+  PetscFunctionBegin;
+  if (!e) PetscFunctionReturn(0);
+  PetscCall(MatSeqAIJELLRResolve(A, e));
+  if (e->backend == MAT_ELLR_BACKEND_AIJ || MatELLRBoundToCPU(A)) PetscFunctionReturn(0);
+  PetscCall(MatSeqAIJELLRUpdate(A));
+#if defined(PETSCELLR_HAVE_CUDA)
+  if (transpose && e->backend == MAT_ELLR_BACKEND_CUDA && e->settings.transpose == MAT_ELLR_TRANSPOSE_STORED) PetscCall(MatSeqAIJELLRUpdateTranspose(A));
+#endif
+  PetscFunctionReturn(0);
 }
 
 /* y = A x + z or y = A^T x + z (z may be NULL or y), on the backend this matrix resolved. */

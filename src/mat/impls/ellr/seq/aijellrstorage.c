@@ -78,13 +78,30 @@ static void MatSeqAIJELLRSetPinned(Mat_SeqAIJELLR *e, PetscBool pinned)
   e->pinned = pinned;
 }
 
+/* Everything built from the CSR goes, whatever fails on the way: the handles are cleared before the engine frees
+   them (a failed destroy has freed what it could; a second one would free it twice), the page-locking is released
+   with them, and the first error is raised at the end, with the matrix destroyable and rebuilt at the next product. */
 PetscErrorCode MatSeqAIJELLRFreeStorage(Mat_SeqAIJELLR *e)
 {
+  ellr_status st = ELLR_OK;
+  char        msg[512];
+
   PetscFunctionBegin;
   ellr_matrix_destroy(&e->host);
 #if defined(PETSCELLR_HAVE_CUDA)
-  if (e->dev) PetscCall(MatELLRCheckStatus(ellr_cuda_destroy(e->dev), "freeing the GPU storage"));
-  e->dev = NULL;
+  {
+    ellr_cuda_matrix *d = e->dev, *t = e->devT;
+    ellr_status       s2;
+    e->dev  = NULL;
+    e->devT = NULL;
+    if (d && (s2 = ellr_cuda_destroy(d)) && !st) st = s2;
+    if (st) PetscCall(PetscStrncpy(msg, ellr_last_error(), sizeof(msg)));
+    if (t && (s2 = ellr_cuda_destroy(t)) && !st) {
+      st = s2;
+      PetscCall(PetscStrncpy(msg, ellr_last_error(), sizeof(msg)));
+    }
+    ellr_transpose_destroy(&e->tr);
+  }
 #endif
   e->built = PETSC_FALSE;
   MatSeqAIJELLRSetPinned(e, PETSC_FALSE);
@@ -92,6 +109,24 @@ PetscErrorCode MatSeqAIJELLRFreeStorage(Mat_SeqAIJELLR *e)
   PetscCall(PetscFree2(e->crowptr, e->crows));
   e->ncrows = 0;
   e->cvalid = PETSC_FALSE;
+  PetscCheck(!st, PETSC_COMM_SELF, PETSC_ERR_GPU, "Freeing the GPU storage: %s", msg);
+  PetscFunctionReturn(0);
+}
+
+/* An engine call's failure: the storage goes (nothing half-built or half-refreshed stays, no array stays page-locked
+   unknown to the binding), then the error is raised with the engine's text; the next product rebuilds. */
+static PetscErrorCode MatSeqAIJELLREngineCheck(Mat_SeqAIJELLR *e, ellr_status st, const char *what)
+{
+  char           msg[512];
+  PetscErrorCode ierr;
+
+  PetscFunctionBegin;
+  if (st == ELLR_OK) PetscFunctionReturn(0);
+  PetscCall(PetscStrncpy(msg, ellr_last_error(), sizeof(msg)));
+  ierr = MatSeqAIJELLRFreeStorage(e); /* its own failure is secondary: the first error is the one to report */
+  (void)ierr;
+  (void)ellr_error(st, "%s", msg);
+  PetscCall(MatELLRCheckStatus(st, what));
   PetscFunctionReturn(0);
 }
 
@@ -225,7 +260,7 @@ PetscErrorCode MatSeqAIJELLRGetCSR(Mat A, PetscBool pattern_changed, ellr_csr *c
   PetscCall(MatGetRowIJ(A, 0, PETSC_FALSE, PETSC_FALSE, &n, &ia, &ja, &done));
   PetscCheck(done, PETSC_COMM_SELF, PETSC_ERR_PLIB, "MatGetRowIJ() failed on a sequential AIJ matrix");
   PetscCall(MatSeqAIJGetArrayRead(A, &aa));
-  PetscCheck(ia[n] < 2147483647 && A->cmap->n < 2147483647, PETSC_COMM_SELF, PETSC_ERR_SUP, "A block with %" PetscInt_FMT " nonzeros and %" PetscInt_FMT " columns does not fit the 32-bit indices of the ELLPACK-R storage: use more MPI processes", ia[n], A->cmap->n);
+  PetscCheck(ia[n] < 2147483647 && n < 2147483647 && A->cmap->n < 2147483647, PETSC_COMM_SELF, PETSC_ERR_SUP, "A block with %" PetscInt_FMT " rows, %" PetscInt_FMT " nonzeros and %" PetscInt_FMT " columns does not fit the 32-bit indices of the ELLPACK-R storage: use more MPI processes", n, ia[n], A->cmap->n);
   csr->nrows = (int32_t)n;
   csr->ncols = (int32_t)A->cmap->n;
   csr->val   = (const double *)aa;
@@ -294,12 +329,47 @@ static PetscErrorCode MatSeqAIJELLRBuildGPU(Mat A, Mat_SeqAIJELLR *e, const ellr
   PetscCall(MatELLRSelectDevice());
   PetscCall(MatELLRGetStream(&stream));
   PetscCall(PetscLogEventBegin(MAT_ELLRCopyToGPU, A, 0, 0, 0));
-  PetscCall(MatELLRCheckStatus(ellr_cuda_create(csr, &e->settings.eng, stream, &e->dev), "Building the ELLPACK-R storage on the GPU"));
+  PetscCall(MatSeqAIJELLREngineCheck(e, ellr_cuda_create(csr, &e->settings.eng, stream, &e->dev), "Building the ELLPACK-R storage on the GPU"));
   PetscCall(PetscLogEventEnd(MAT_ELLRCopyToGPU, A, 0, 0, 0));
-  PetscCall(PetscLogEventBegin(MAT_ELLRTune, A, 0, 0, 0));
-  PetscCall(MatELLRCheckStatus(ellr_cuda_tune(e->dev, csr, stream), "Tuning the GPU kernel"));
-  PetscCall(PetscLogEventEnd(MAT_ELLRTune, A, 0, 0, 0));
+  /* at once: a failure below releases the page-locking with the storage */
   MatSeqAIJELLRSetPinned(e, (PetscBool)(ellr_cuda_pinned_bytes(e->dev) > 0));
+  PetscCall(PetscLogEventBegin(MAT_ELLRTune, A, 0, 0, 0));
+  PetscCall(MatSeqAIJELLREngineCheck(e, ellr_cuda_tune(e->dev, csr, stream), "Tuning the GPU kernel"));
+  PetscCall(PetscLogEventEnd(MAT_ELLRTune, A, 0, 0, 0));
+  PetscFunctionReturn(0);
+}
+
+/*
+  The stored transpose (-mat_ellr_transpose stored), made at the first transpose product and kept current: the
+  transpose of the CSR on the host (ellr_transpose.c), a matrix of its own with this matrix's settings, whose
+  product sums each row of A^T in a fixed order -- the same bits every time, where A's storage would scatter into
+  y with atomic additions.  Its arrays are this type's: not page-locked (AIJ never moves them).  Values: a gather
+  from A's and a refresh.  A new pattern drops it with the storage (MatSeqAIJELLRFreeStorage()).
+*/
+PetscErrorCode MatSeqAIJELLRUpdateTranspose(Mat A)
+{
+  Mat_SeqAIJELLR *e = (Mat_SeqAIJELLR *)A->spptr;
+  ellr_csr        csr;
+  void           *stream;
+
+  PetscFunctionBegin;
+  if (e->devT && e->stateT == e->state) PetscFunctionReturn(0);
+  PetscCall(MatSeqAIJELLRGetCSR(A, PETSC_FALSE, &csr));
+  PetscCall(MatELLRGetStream(&stream));
+  PetscCall(PetscLogEventBegin(MAT_ELLRBuild, A, 0, 0, 0));
+  if (!e->devT) {
+    ellr_params p = e->settings.eng;
+    p.pin_host    = 0;
+    ellr_transpose_destroy(&e->tr);
+    PetscCall(MatSeqAIJELLREngineCheck(e, ellr_transpose_create(&csr, &e->tr), "Building the stored transpose"));
+    PetscCall(MatSeqAIJELLREngineCheck(e, ellr_cuda_create(&e->tr.csr, &p, stream, &e->devT), "Building the stored transpose on the GPU (-mat_ellr_transpose atomic needs no second copy)"));
+    PetscCall(MatSeqAIJELLREngineCheck(e, ellr_cuda_tune(e->devT, &e->tr.csr, stream), "Tuning the stored transpose's GPU kernel"));
+  } else {
+    ellr_transpose_values(&csr, &e->tr);
+    PetscCall(MatSeqAIJELLREngineCheck(e, ellr_cuda_update_values(e->devT, &e->tr.csr, stream), "Copying new values of the stored transpose to the GPU"));
+  }
+  PetscCall(PetscLogEventEnd(MAT_ELLRBuild, A, 0, 0, 0));
+  e->stateT = e->state;
   PetscFunctionReturn(0);
 }
 #endif
@@ -340,8 +410,8 @@ PetscErrorCode MatSeqAIJELLRUpdate(Mat A)
     PetscCall(MatSeqAIJELLRGetCSR(A, rebuild, &csr));
   }
   if (e->backend == MAT_ELLR_BACKEND_CPU) {
-    if (rebuild) PetscCall(MatELLRCheckStatus(ellr_matrix_create(&csr, &e->settings.eng, &e->host), "Building the ELLPACK-R storage"));
-    else ellr_fill_values(&e->host, &csr);
+    if (rebuild) PetscCall(MatSeqAIJELLREngineCheck(e, ellr_matrix_create(&csr, &e->settings.eng, &e->host), "Building the ELLPACK-R storage"));
+    else PetscCall(MatSeqAIJELLREngineCheck(e, ellr_fill_values(&e->host, &csr), "Refilling the ELLPACK-R storage"));
   }
 #if defined(PETSCELLR_HAVE_CUDA)
   else if (rebuild) PetscCall(MatSeqAIJELLRBuildGPU(A, e, &csr));
@@ -349,7 +419,7 @@ PetscErrorCode MatSeqAIJELLRUpdate(Mat A)
     void *stream;
     PetscCall(MatELLRGetStream(&stream));
     PetscCall(PetscLogEventBegin(MAT_ELLRCopyToGPU, A, 0, 0, 0));
-    PetscCall(MatELLRCheckStatus(ellr_cuda_update_values(e->dev, &csr, stream), "Copying new values to the GPU"));
+    PetscCall(MatSeqAIJELLREngineCheck(e, ellr_cuda_update_values(e->dev, &csr, stream), "Copying new values to the GPU"));
     PetscCall(PetscLogEventEnd(MAT_ELLRCopyToGPU, A, 0, 0, 0));
     /* the second refresh may page-lock AIJ's values (ELLR_PIN_REFRESH_MIN) */
     if (!e->pinned && e->settings.eng.pin_host) MatSeqAIJELLRSetPinned(e, (PetscBool)(ellr_cuda_pinned_bytes(e->dev) > 0));
@@ -451,6 +521,11 @@ PetscErrorCode MatSeqAIJELLRView_Info(Mat A, PetscViewer viewer)
     else if (info.pin_note[0]) PetscCall(PetscViewerASCIIPrintf(viewer, "host CSR not page-locked: %s\n", info.pin_note));
     else if (e->settings.eng.pin_host) PetscCall(PetscViewerASCIIPrintf(viewer, "host CSR not page-locked (arrays under %g MB are copied as they are, values from %g MB up are page-locked at the second refresh; the page-locking is released when AIJ may reallocate them for new nonzeros)\n", (double)ELLR_PIN_MIN / 1048576.0, (double)ELLR_PIN_REFRESH_MIN / 1048576.0));
     else PetscCall(PetscViewerASCIIPrintf(viewer, "host CSR not page-locked (-mat_ellr_pin_host false)\n"));
+    if (e->devT) {
+      ellr_cuda_info ti;
+      ellr_cuda_get_info(e->devT, &ti);
+      PetscCall(PetscViewerASCIIPrintf(viewer, "GPU setup of the stored transpose (-mat_ellr_transpose stored, made at the first MatMultTranspose): %.3f ms, %.3f MB on the device\n", ti.create_ms + ti.tune_ms, ti.device_bytes / 1e6));
+    }
     if (info.refreshes) PetscCall(PetscViewerASCIIPrintf(viewer, "values refreshed %d times; the last: copy %.3f ms (%.1f GB/s), refill %.3f ms on the GPU\n", info.refreshes, info.refresh_copy_ms, info.refresh_copy_ms > 0 ? 8.0 * st->nnz / info.refresh_copy_ms / 1e6 : 0.0, info.refresh_fill_ms));
   #if defined(PETSCELLR_PETSC_HAS_CUDA)
     PetscCall(PetscViewerASCIIPrintf(viewer, "vectors: device arrays of VECCUDA vectors are used directly; other vectors are staged through pinned host buffers\n"));
