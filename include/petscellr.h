@@ -46,6 +46,9 @@
                                           or more: max(512, 16 x the mean row length)); -1 = none
 .  -mat_ellr_long_join <segmented,atomic> - GPU: how a long row's chunks meet: segmented = partial sums added in a
                                           fixed order (the same bits in every product); atomic = atomicAdd into y
+.  -mat_ellr_transpose <stored,atomic>  - GPU MatMultTranspose: stored = a transposed copy made at the first one,
+                                          rows summed in a fixed order (the same bits in every product; a second
+                                          copy of the matrix on the GPU); atomic = A's storage, atomicAdd into y
 .  -mat_ellr_max_fill <8>               - refuse storage of more than this many times CSR's bytes (0 = no limit;
                                           storage under 1 MiB is never refused)
 .  -mat_ellr_tune <model,exhaustive,none> - how the GPU kernel's parameters left at 0 are picked: model = from

@@ -120,7 +120,11 @@ static PetscErrorCode CheckProduct(Mat A, Mat R, PetscBool transpose, PetscBool 
     PetscBool mine = PETSC_TRUE;
     for (PetscInt i = 0; i < n; i++)
       if (!(PetscAbsScalar(ya[i] - yra[i]) <= 2 * k * PETSC_MACHINE_EPSILON * PetscRealPart(ba[i]))) mine = PETSC_FALSE;
-    PetscCall(MPIU_Allreduce(&mine, ok, 1, MPIU_BOOL, MPI_LAND, PETSC_COMM_WORLD));
+    {
+      int m_ = mine, a_;
+      PetscCallMPI(MPI_Allreduce(&m_, &a_, 1, MPI_INT, MPI_LAND, PETSC_COMM_WORLD));
+      *ok = a_ ? PETSC_TRUE : PETSC_FALSE;
+    }
   }
   PetscCall(VecRestoreArrayRead(y, &ya));
   PetscCall(VecRestoreArrayRead(yr, &yra));

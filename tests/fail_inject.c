@@ -76,7 +76,11 @@ static PetscErrorCode Agree(Mat A, Mat R, PetscBool transpose, PetscBool *ok)
     if (!(PetscAbsScalar(ya[i] - ra[i]) <= bound)) mine = PETSC_FALSE;
   PetscCall(VecRestoreArrayRead(y, &ya));
   PetscCall(VecRestoreArrayRead(yr, &ra));
-  PetscCall(MPIU_Allreduce(&mine, ok, 1, MPIU_BOOL, MPI_LAND, PETSC_COMM_WORLD));
+  {
+      int m_ = mine, a_;
+      PetscCallMPI(MPI_Allreduce(&m_, &a_, 1, MPI_INT, MPI_LAND, PETSC_COMM_WORLD));
+      *ok = a_ ? PETSC_TRUE : PETSC_FALSE;
+    }
   PetscCall(VecDestroy(&x));
   PetscCall(VecDestroy(&y));
   PetscCall(VecDestroy(&yr));

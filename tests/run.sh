@@ -3,6 +3,7 @@
 #
 #   tests/run.sh [REGEX]        run the tests whose name matches REGEX (grep -E); all when omitted
 #   ELLR_QUICK=1 tests/run.sh   the quick subset (~1 minute)
+#   ELLR_EXCLUDE=REGEX tests/run.sh [REGEX]   leave out the tests whose name matches (the GPU round runs the suite in parts)
 #   ELLR_UPDATE=1 tests/run.sh REGEX   (re)write the expected outputs in tests/output/ of the tests run
 #
 # Environment: BUILD (build), PETSC_DIR (/usr/lib/petsc), PETSC_ARCH, MPIEXEC (else PETSc's petscvariables;
@@ -33,6 +34,7 @@ QUICK=${ELLR_QUICK:-0}
 UPDATE=${ELLR_UPDATE:-0}
 TIMEOUT=${ELLR_TIMEOUT:-300}
 FILTER=${1:-}
+EXCLUDE=${ELLR_EXCLUDE:-}
 LIB=$BUILD/lib/libpetscellr.so
 EXPECTED=$ROOT/tests/output
 NUMDIFF="python3 $ROOT/tests/lib/numdiff.py"
@@ -77,6 +79,7 @@ START=$(date +%s)
 # want NAME: is the test selected (filter, quick subset)? The caller marks quick tests with Q=1.
 want() {
   if [ -n "$FILTER" ] && ! echo "$1" | grep -qE -- "$FILTER"; then return 1; fi
+  if [ -n "$EXCLUDE" ] && echo "$1" | grep -qE -- "$EXCLUDE"; then return 1; fi
   if [ "$QUICK" = 1 ] && [ "${Q:-0}" != 1 ]; then return 1; fi
   return 0
 }
@@ -304,6 +307,16 @@ done
 Q=1 t_fn fail_inject_np1 ok_lines 4 "$BUILD/tests/fail_inject" -type ellrt $ENGINE
 t_fn fail_inject_np2 ok_lines 4 $MPIEXEC -n 2 "$BUILD/tests/fail_inject" -type pellr $ENGINE
 t_fn fail_inject_np4 ok_lines 4 $MPIEXEC -n 4 "$BUILD/tests/fail_inject" -type ellrt $ENGINE
+# repeatable products: the same x multiplied 20 times gives the same bits (MatMult, MatMultAdd and the transposes),
+# on a power-law matrix: wide slices split across work items, each slice its own T with long rows, sorted slices, the
+# CSR kernels (on the GPU these are the paths that once joined partial sums with atomics)
+RPN=(); [ "$BACKEND" = cpu ] && RPN=(-n 6000)
+i=0
+for o in "-type ellrt -mat_ellr_max_fill 0" "-type pellr" "-type ellrt -mat_ellr_threads_per_row -1 -mat_ellr_long_rows 256" "-type pellr -mat_ellr_kernel sliced" "-type pellr -mat_ellr_kernel csr_vector"; do
+  i=$((i + 1))
+  Q=$([ $i = 1 ] && echo 1 || echo 0) t_fn "repeat_products_$i" ok_lines 5 "$BUILD/tests/repeat_products" "${RPN[@]}" $o $ENGINE
+  [ $i -le 2 ] && t_fn "repeat_products_${i}_np2" ok_lines 5 $MPIEXEC -n 2 "$BUILD/tests/repeat_products" "${RPN[@]}" $o $ENGINE
+done
 t_fn pattern_misc ok_lines 4 "$BUILD/tests/pattern_misc" $ENGINE
 # AIJ's arrays page-locked by the GPU storage (-n 300: values of 1.8-3.6 MB per process, page-locked at the second
 # refresh; -n 450: 8 MB, at create), then every route by which AIJ reallocates or frees them (a new nonzero, also into

@@ -6,7 +6,8 @@
 #   spmv     the stand-alone benchmark against cuSPARSE, every matrix of build/cuda/matrices included
 #            (CSV; PNGs: GB/s-eff, and speed relative to the best cuSPARSE format); ELLR_SPMV_ARGS: more
 #            options (e.g. --geometry, --only 3d27), ELLR_SPMV: another build of it in build/cuda/tests/spmv
-#   tests    the PETSc-level test suite with the CUDA backend (VECCUDA vectors, 1 and 2 ranks on one GPU)
+#   tests    the PETSc-level test suite with the CUDA backend (VECCUDA vectors, 1, 2 and 4 ranks on one GPU), in
+#            four parts, each well inside one device call: tests1 .. tests4 (tests = all four)
 #   solvers  time to solution with aijcusparse, sellcuda, ellrt, pellr (tests/gpu/solvers.sh; ELLR_NPS="1 2"
 #            on two GPUs)
 #   upload   ways to move a pageable host CSR to the GPU (tests/gpu/upload_bench.cu)
@@ -47,9 +48,16 @@ for part in $PARTS; do
     python3 tests/spmv/plot.py "$OUT/spmv.csv" "$OUT/spmv.png" >> "$OUT/spmv.log" 2>&1
     summary+=("spmv benchmark: rc=$rc (table in spmv.log)")
     ;;
-  tests)
-    PETSC_DIR=$P BUILD=$B ELLR_VALGRIND=0 ELLR_INSTALL=0 ELLR_CUBINS=0 ELLR_BACKEND=cuda ELLR_MATRICES=$B/matrices ELLR_PETSC_TUTORIALS=$B/petsc-tutorials tests/run.sh "${ELLR_TEST_FILTER:-}" > "$OUT/tests.log" 2>&1
-    summary+=("PETSc-level tests, CUDA backend: $(tail -n 1 "$OUT/tests.log")")
+  tests | tests[1-4])
+    # the parts partition the suite by test name: the last takes whatever the first three do not
+    P1='^(engine|diff_aij_)' P2='^(ops_sweep|prefix|pattern|convert|fail_|repeat|refresh|help|ex1_)' P3='^(ksp_iters|petsc_|matrix_)'
+    for k in 1 2 3 4; do
+      [ $part = tests ] || [ $part = tests$k ] || continue
+      case $k in 1) f=$P1 x= ;; 2) f=$P2 x= ;; 3) f=$P3 x= ;; 4) f= x="$P1|$P2|$P3" ;; esac
+      PETSC_DIR=$P BUILD=$B ELLR_VALGRIND=0 ELLR_INSTALL=0 ELLR_CUBINS=0 ELLR_BACKEND=cuda ELLR_MATRICES=$B/matrices ELLR_PETSC_TUTORIALS=$B/petsc-tutorials ELLR_EXCLUDE="$x" \
+        tests/run.sh "${ELLR_TEST_FILTER:-$f}" > "$OUT/tests$k.log" 2>&1
+      summary+=("PETSc-level tests part $k, CUDA backend: $(tail -n 1 "$OUT/tests$k.log") in $(sed -n 's/^# \([0-9]*\) s$/\1/p' "$OUT/tests$k.log") s")
+    done
     ;;
   solvers)
     tests/gpu/solvers.sh "$OUT" "${ELLR_NPS:-1}" > "$OUT/solvers.log" 2>&1
@@ -73,9 +81,9 @@ done
   [ -f "$OUT/spmv.log" ] && sed -n '/^tuning by the model/,$p' "$OUT/spmv.log"
   [ -f "$OUT/upload.log" ] && cat "$OUT/upload.log"
   [ -f "$OUT/cold.log" ] && cat "$OUT/cold.log"
-  grep -E "^FAIL" "$OUT/tests.log" 2>/dev/null | head -n 30
+  cat "$OUT"/tests*.log 2>/dev/null | grep -E "^FAIL" | head -n 30
   printf '%s\n' "${summary[@]}"
 } > "$FINAL/summary.txt"
-for f in tts.md spmv.csv spmv.png spmv-relative.png tests.log upload.log; do [ -f "$OUT/$f" ] && cp "$OUT/$f" "$FINAL/"; done
+for f in tts.md spmv.csv spmv.png spmv-relative.png upload.log; do [ -f "$OUT/$f" ] && cp "$OUT/$f" "$FINAL/"; done
 tar czf "$FINAL/logs.tar.gz" -C "$FINAL" logs && rm -rf "$OUT"
 cat "$FINAL/summary.txt"
