@@ -93,6 +93,19 @@ PETSC_INTERN PetscErrorCode MatELLRCheckBaseOps(Mat, const struct _MatOps *, con
 PETSC_INTERN PetscErrorCode MatELLRCaptureBaseOps(Mat, struct _MatOps *, PetscBool *);
 PETSC_INTERN PetscErrorCode MatELLRSetDefaultVecType(Mat, const MatELLRBackend *);
 PETSC_INTERN PetscErrorCode MatELLRSelectDevice(void);
+
+/* A PETSc with a device backend creates every matrix bound to the CPU (MatCreate()); a GPU type unbinds itself, as
+   aijcusparse does, so that MatBindToCPU(A, PETSC_TRUE) reaches the type and A->boundtocpu says where products run.
+   Set directly, not through MatBindToCPU(): nothing is to be moved. */
+static inline void MatELLRSetBoundToCPU(Mat B, PetscBool flg)
+{
+#if defined(PETSC_HAVE_DEVICE)
+  B->boundtocpu = flg;
+#else
+  (void)B;
+  (void)flg;
+#endif
+}
 PETSC_INTERN PetscErrorCode MatELLRGetStream(void **);
 
 PETSC_INTERN PetscErrorCode MatConvert_SeqAIJ_SeqAIJELLR_Format(Mat, MatELLRFormat, const MatELLRSettings *, MatReuse, Mat *);

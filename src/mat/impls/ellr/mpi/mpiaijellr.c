@@ -385,6 +385,7 @@ static PetscErrorCode MatConvert_MPIAIJELLR_MPIAIJ(Mat A, MatType type, MatReuse
   PetscCall(PetscObjectComposeFunction((PetscObject)B, "MatSetPreallocationCOO_C", m->basecoo));
   PetscCall(MatMPIAIJELLRFree(B));
   PetscCall(MatELLRSetDefaultVecType(B, NULL));
+  MatELLRSetBoundToCPU(B, PETSC_TRUE);
   PetscCall(PetscObjectChangeTypeName((PetscObject)B, MATMPIAIJ));
   PetscFunctionReturn(0);
 }
@@ -454,6 +455,7 @@ static PetscErrorCode MatConvert_MPIAIJ_MPIAIJELLR_Format(Mat A, MatELLRFormat f
   PetscCall(MatELLRInstallOps(B, MatMPIAIJELLR_Ops, PETSC_STATIC_ARRAY_LENGTH(MatMPIAIJELLR_Ops)));
   PetscCall(MatMPIAIJELLRCompose(B, format, PETSC_TRUE));
   PetscCall(MatELLRSetDefaultVecType(B, &m->settings.backend));
+  MatELLRSetBoundToCPU(B, PETSC_FALSE);
   PetscCall(PetscObjectChangeTypeName((PetscObject)B, MatELLRTypeName(format, PETSC_TRUE)));
   PetscCall(MatMPIAIJELLRSetUpBlocks(B, m));
   PetscFunctionReturn(0);

@@ -225,7 +225,9 @@ static PetscErrorCode MatResetHash_SeqAIJELLR(Mat A)
 }
 
 /* AIJ's MatSetOption() installs its own insertion for MAT_SORTED_FULL (true or false: DMCreateMatrix() sets both),
-   past the release in MatSetValues_SeqAIJELLR(): it becomes the base insertion and this type's goes back. */
+   past the release in MatSetValues_SeqAIJELLR(): it becomes the base insertion and this type's goes back.  Only for
+   that option: between MatSetUp() without preallocation and the first assembly, PETSc 3.2x inserts through a hash
+   table whose ops stand in A's ops, and restores this type's at assembly; its insertion must never become the base. */
 static PetscErrorCode MatSetOption_SeqAIJELLR(Mat A, MatOption op, PetscBool flg)
 {
   Mat_SeqAIJELLR *e = MatSeqAIJELLRGetData(A);
@@ -236,7 +238,7 @@ static PetscErrorCode MatSetOption_SeqAIJELLR(Mat A, MatOption op, PetscBool flg
     PetscFunctionReturn(0);
   }
   PetscCall((*e->baseops.setoption)(A, op, flg));
-  if (A->ops->setvalues != MatSetValues_SeqAIJELLR) {
+  if (op == MAT_SORTED_FULL && A->ops->setvalues != MatSetValues_SeqAIJELLR) {
     e->baseops.setvalues = A->ops->setvalues;
     A->ops->setvalues    = MatSetValues_SeqAIJELLR;
   }
@@ -311,13 +313,20 @@ static PetscErrorCode MatView_SeqAIJELLR(Mat A, PetscViewer viewer)
 
 static PetscErrorCode MatSeqAIJELLRCompose(Mat A, MatELLRFormat format, PetscBool on);
 
-/* Everything this type added to an AIJ matrix, gone; the ops are the caller's business. */
+/* Everything this type added to an AIJ matrix, gone; the ops are the caller's business.  On the way out (MatDestroy(),
+   conversion to AIJ) a failure the GPU reports while freeing is logged, not raised: the storage is freed anyway, and
+   an error out of a destroy would leave the matrix half gone (MPIAIJ replaces its off-diagonal block inside an
+   assembly). */
 static PetscErrorCode MatSeqAIJELLRFree(Mat A)
 {
   Mat_SeqAIJELLR *e = (Mat_SeqAIJELLR *)A->spptr;
+  PetscErrorCode  ierr;
 
   PetscFunctionBegin;
-  PetscCall(MatSeqAIJELLRFreeStorage(e));
+  PetscCall(PetscPushErrorHandler(PetscReturnErrorHandler, NULL));
+  ierr = MatSeqAIJELLRFreeStorage(e);
+  PetscCall(PetscPopErrorHandler());
+  if (ierr) PetscCall(PetscInfo(A, "The GPU reported an error while its storage was freed (freed anyway): %s\n", ellr_last_error()));
   PetscCall(PetscFree2(e->rowptr32, e->colidx32));
   PetscCall(MatSeqAIJELLRCompose(A, e->typeformat, PETSC_FALSE));
   e->magic = 0;
@@ -401,6 +410,7 @@ PetscErrorCode MatConvert_SeqAIJELLR_SeqAIJ(Mat A, MatType type, MatReuse reuse,
   if (e->inodes_off) PetscCall(MatSetOption(B, MAT_USE_INODES, PETSC_TRUE));
   PetscCall(MatSeqAIJELLRFree(B));
   PetscCall(MatELLRSetDefaultVecType(B, NULL));
+  MatELLRSetBoundToCPU(B, PETSC_TRUE);
   PetscCall(PetscObjectChangeTypeName((PetscObject)B, MATSEQAIJ));
   PetscFunctionReturn(0);
 }
@@ -505,6 +515,7 @@ PetscErrorCode MatConvert_SeqAIJ_SeqAIJELLR_Format(Mat A, MatELLRFormat format, 
     }
   }
 #endif
+  MatELLRSetBoundToCPU(B, PETSC_FALSE);
   PetscCall(PetscObjectChangeTypeName((PetscObject)B, MatELLRTypeName(format, PETSC_FALSE)));
   PetscFunctionReturn(0);
 }
