@@ -1235,7 +1235,12 @@ ellr_status ellr_cuda_update_values(ellr_cuda_matrix *d, const ellr_csr *a, void
        offsets included; otherwise the row offsets go up now, once: same pattern, same offsets. */
     if (!d->d_csr_val) TRY(dalloc(&d->d_csr_val, (size_t)d->nnz, "the values update"));
     if (!d->d_csr_rowptr) TRY(dalloc(&d->d_csr_rowptr, (size_t)pl->nrows + 1, "the row offsets of the values update"));
-    if (!d->tune_pending && d->family == ELLR_FAMILY_SLICED) TRY(upload(d->d_csr_rowptr, a->rowptr, ((size_t)pl->nrows + 1) * sizeof(int32_t), s, "cudaMemcpyAsync (CSR row offsets)"));
+    if (!d->tune_pending && d->family == ELLR_FAMILY_SLICED) {
+      /* by copy_in: row offsets page-locked at create (ELLR_PIN_MIN) are registered only in their whole pages, and
+         one copy across the registered part's edge was refused (cudaErrorInvalidValue, 2M-row power law, H100) */
+      TRY(copy_in(d, 0, d->d_csr_rowptr, a->rowptr, ((size_t)pl->nrows + 1) * sizeof(int32_t), s));
+      CU(cudaStreamSynchronize(s));
+    }
     if (!d->refresh_start) CU(cudaEventCreate(&d->refresh_start));
     if (!d->refresh_done) CU(cudaEventCreate(&d->refresh_done));
     d->refresh_ready = 1;
