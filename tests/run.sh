@@ -356,6 +356,12 @@ for o in "-mat_ellr_threads_per_row 4" "-mat_ellr_threads_per_row 32 -mat_ellr_m
   i=$((i + 1))
   t_out "ex1_ellrt_opts${i}_np2" "ex1_np2" filter_types 1e-3 -- $MPIEXEC -n 2 "$EX1" $EX1OPTS -mat_type ellrt $ENGINE $o
 done
+# BiCG multiplies by A^T every iteration: with the matrix flagged MAT_SYMMETRIC (ex1 -symmetric) the GPU uses A's own
+# product for it instead of a stored transpose; MATAIJ's residuals either way
+for t in ellrt pellr; do
+  t_same "ex1_bicg_symmetric_$t" filter_types 1e-6 "$EX1 -n 12 -mat_type aij -ksp_type bicg -pc_type jacobi -ksp_monitor_short" "$EX1 -n 12 -mat_type $t -symmetric -ksp_type bicg -pc_type jacobi -ksp_monitor_short $ENGINE"
+  t_same "ex1_bicg_${t}_np2" filter_types 1e-6 "$MPIEXEC -n 2 $EX1 -n 12 -mat_type aij -ksp_type bicg -pc_type jacobi -ksp_monitor_short" "$MPIEXEC -n 2 $EX1 -n 12 -mat_type $t -ksp_type bicg -pc_type jacobi -ksp_monitor_short $ENGINE"
+done
 # the format report of -mat_view ::ascii_info
 Q=1 t_grep ex1_view_ellrt "petsc-ellr format ellrt && backend $BACKEND && threads per row 2 \(automatic: under 32768 rows, the smallest power of two with 4 T >= the widest slice, halved while it pads past -mat_ellr_max_fill, or tuned\), slice height 32 \(128 slices\), rows in their own order && fill ratio 1\.[0-9]+ \([0-9]+ stored entries for 27136 nonzeros\) && column indices: 16-bit offsets in 128 of 128 slices && warp iterations per product" \
   -- "$EX1" -n 16 -mat_type ellrt -mat_view ::ascii_info $ENGINE -ksp_type cg -pc_type jacobi

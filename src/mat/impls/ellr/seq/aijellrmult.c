@@ -157,6 +157,21 @@ static PetscErrorCode MatSeqAIJELLRVerify(Mat A, Vec x, Vec z0, Vec y, PetscBool
   PetscFunctionReturn(0);
 }
 
+/* Whether the GPU's A^T x is a stored transpose's product: by default (-mat_ellr_transpose stored), except for a
+   matrix known symmetric (MatSetOption(A, MAT_SYMMETRIC, PETSC_TRUE), forwarded by MPIAIJ to its diagonal block;
+   PETSc forgets it when values change), whose A^T x is A x on A's own storage, repeatable and with no second copy. */
+static PetscErrorCode MatSeqAIJELLRUsesStoredTranspose(Mat A, Mat_SeqAIJELLR *e, PetscBool *stored)
+{
+  PetscBool set = PETSC_FALSE, sym = PETSC_FALSE;
+
+  PetscFunctionBegin;
+  *stored = PETSC_FALSE;
+  if (e->settings.transpose != MAT_ELLR_TRANSPOSE_STORED) PetscFunctionReturn(0);
+  if (A->rmap->n == A->cmap->n && !e->settings.nonempty_rows) PetscCall(MatIsSymmetricKnown(A, &set, &sym));
+  *stored = (PetscBool)!(set && sym);
+  PetscFunctionReturn(0);
+}
+
 /* The GPU product.  Each vector is used where its values are: CUDA vectors in place on the device, others
    (host vectors, CPU-bound ones, MPIAIJ's host ghost vector) staged by the engine through pinned buffers. */
 static PetscErrorCode MatMultCUDA_SeqAIJELLR(Mat A, Vec x, Vec z, Vec y, PetscBool transpose)
@@ -167,9 +182,12 @@ static PetscErrorCode MatMultCUDA_SeqAIJELLR(Mat A, Vec x, Vec z, Vec y, PetscBo
   void           *stream;
   Vec             z0 = NULL;
   const PetscLogDouble flops = MatELLRFlops(MatSeqAIJELLRGetPlan(e), z, transpose);
+  PetscBool            stored = PETSC_FALSE, symmetric;
 
   PetscFunctionBegin;
-  if (transpose && e->settings.transpose == MAT_ELLR_TRANSPOSE_STORED) PetscCall(MatSeqAIJELLRUpdateTranspose(A));
+  if (transpose) PetscCall(MatSeqAIJELLRUsesStoredTranspose(A, e, &stored));
+  symmetric = (PetscBool)(transpose && !stored && e->settings.transpose == MAT_ELLR_TRANSPOSE_STORED);
+  if (stored) PetscCall(MatSeqAIJELLRUpdateTranspose(A));
   if (e->settings.verify && z) {
     PetscCall(VecDuplicate(z, &z0));
     PetscCall(VecCopy(z, z0));
@@ -190,11 +208,9 @@ static PetscErrorCode MatMultCUDA_SeqAIJELLR(Mat A, Vec x, Vec z, Vec y, PetscBo
   #if defined(PETSCELLR_PETSC_HAS_CUDA)
   PetscCall(PetscLogGpuTimeBegin());
   #endif
-  {
-    /* y = A^T x (+ z): by default the stored transpose's own product (fixed order of summation) */
-    const PetscBool stored = (PetscBool)(transpose && e->settings.transpose == MAT_ELLR_TRANSPOSE_STORED);
-    PetscCall(MatELLRCheckStatus(ellr_cuda_mult_mixed(stored ? e->devT : e->dev, ax, !dx, az, !dz, ay, !dy, stored ? 0 : transpose, stream), "The GPU product"));
-  }
+  /* y = A^T x (+ z): by default the stored transpose's own product (fixed order of summation), A's for a matrix
+     known symmetric, atomics into y with -mat_ellr_transpose atomic */
+  PetscCall(MatELLRCheckStatus(ellr_cuda_mult_mixed(stored ? e->devT : e->dev, ax, !dx, az, !dz, ay, !dy, (stored || symmetric) ? 0 : transpose, stream), "The GPU product"));
   #if defined(PETSCELLR_PETSC_HAS_CUDA)
   PetscCall(PetscLogGpuTimeEnd());
   PetscCall(PetscLogGpuFlops(flops));
@@ -225,6 +241,7 @@ static inline PetscBool MatELLRBoundToCPU(Mat A)
 #endif
 }
 
+
 /* The storage a product of A (transpose: of A^T) will use, made current now: the MPI product calls it for both
    blocks before MPIAIJ starts its ghost exchange, so that a failed set-up returns before any communication is
    outstanding (a product that failed between MPIAIJ's scatter begin and end would leave the scatter in use). */
@@ -238,7 +255,11 @@ PetscErrorCode MatSeqAIJELLRPrepare(Mat A, PetscBool transpose)
   if (e->backend == MAT_ELLR_BACKEND_AIJ || MatELLRBoundToCPU(A)) PetscFunctionReturn(0);
   PetscCall(MatSeqAIJELLRUpdate(A));
 #if defined(PETSCELLR_HAVE_CUDA)
-  if (transpose && e->backend == MAT_ELLR_BACKEND_CUDA && e->settings.transpose == MAT_ELLR_TRANSPOSE_STORED) PetscCall(MatSeqAIJELLRUpdateTranspose(A));
+  if (transpose && e->backend == MAT_ELLR_BACKEND_CUDA) {
+    PetscBool stored;
+    PetscCall(MatSeqAIJELLRUsesStoredTranspose(A, e, &stored));
+    if (stored) PetscCall(MatSeqAIJELLRUpdateTranspose(A));
+  }
 #endif
   PetscFunctionReturn(0);
 }
