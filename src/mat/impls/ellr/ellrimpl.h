@@ -67,6 +67,7 @@ typedef struct {
   PetscInt         nproducts;             /* products run on this storage: proves the plugin's kernels ran */
   PetscBool        pinned;                /* the GPU storage keeps the host CSR arrays page-locked */
   PetscBool        inodes_off;            /* AIJ's I-node search was turned off with the GPU backend (back on at conversion to AIJ) */
+  PetscBool        block;                 /* a block of an MPI matrix of this plugin */
 } Mat_SeqAIJELLR;
 
 PETSC_INTERN const char *const MatELLRTuneModes[];
@@ -97,6 +98,15 @@ PETSC_INTERN PetscErrorCode MatELLRSelectDevice(void);
 /* A PETSc with a device backend creates every matrix bound to the CPU (MatCreate()); a GPU type unbinds itself, as
    aijcusparse does, so that MatBindToCPU(A, PETSC_TRUE) reaches the type and A->boundtocpu says where products run.
    Set directly, not through MatBindToCPU(): nothing is to be moved. */
+static inline PetscBool MatELLRBoundToCPUFlag(Mat B)
+{
+#if defined(PETSC_HAVE_DEVICE)
+  return B->boundtocpu;
+#else
+  (void)B;
+  return PETSC_FALSE;
+#endif
+}
 static inline void MatELLRSetBoundToCPU(Mat B, PetscBool flg)
 {
 #if defined(PETSC_HAVE_DEVICE)

@@ -93,13 +93,15 @@ static PetscErrorCode MatMPIAIJELLRSetUpBlock(Mat A, Mat blk, const MatELLRSetti
 
   PetscFunctionBegin;
   if (!blk) PetscFunctionReturn(0);
-  if (MatSeqAIJELLRGetData(blk)) {
-    PetscCall(MatSeqAIJELLRSetSettings(blk, s));
-    PetscFunctionReturn(0);
+  if (MatSeqAIJELLRGetData(blk)) PetscCall(MatSeqAIJELLRSetSettings(blk, s));
+  else {
+    PetscCall(PetscObjectTypeCompare((PetscObject)blk, MATSEQAIJ, &aij));
+    PetscCheck(aij, PETSC_COMM_SELF, PETSC_ERR_SUP, "A %s matrix got a block of type %s from PETSc; petsc-ellr takes blocks of type seqaij, seqaijellrt or seqaijpellr: convert the matrix to MATMPIAIJ first", ((PetscObject)A)->type_name, ((PetscObject)blk)->type_name);
+    PetscCall(MatConvert_SeqAIJ_SeqAIJELLR_Format(blk, s->format, s, MAT_INPLACE_MATRIX, &blk));
+    /* a block PETSc made anew (MatDisAssemble_MPIAIJ) after the matrix was bound to the CPU stays bound */
+    MatELLRSetBoundToCPU(blk, MatELLRBoundToCPUFlag(A));
   }
-  PetscCall(PetscObjectTypeCompare((PetscObject)blk, MATSEQAIJ, &aij));
-  PetscCheck(aij, PETSC_COMM_SELF, PETSC_ERR_SUP, "A %s matrix got a block of type %s from PETSc; petsc-ellr takes blocks of type seqaij, seqaijellrt or seqaijpellr: convert the matrix to MATMPIAIJ first", ((PetscObject)A)->type_name, ((PetscObject)blk)->type_name);
-  PetscCall(MatConvert_SeqAIJ_SeqAIJELLR_Format(blk, s->format, s, MAT_INPLACE_MATRIX, &blk));
+  MatSeqAIJELLRGetData(blk)->block = PETSC_TRUE; /* a block's symmetry flag (forwarded by MPIAIJ) says nothing of it */
   PetscFunctionReturn(0);
 }
 
@@ -440,12 +442,12 @@ static PetscErrorCode MatConvert_MPIAIJ_MPIAIJELLR_Format(Mat A, MatELLRFormat f
   PetscCall(MatELLRCaptureBaseOps(B, &MatMPIAIJELLR_AIJOps, &MatMPIAIJELLR_AIJOpsCaptured));
   PetscCall(MatELLRCheckBaseOps(B, &MatMPIAIJELLR_AIJOps, MatMPIAIJELLR_Ops, PETSC_STATIC_ARRAY_LENGTH(MatMPIAIJELLR_Ops)));
   PetscCheck(!B->spptr, PetscObjectComm((PetscObject)B), PETSC_ERR_ARG_WRONG, "Cannot convert a matrix that already carries GPU or other extra data (type %s) to %s: convert it to MATMPIAIJ first", ((PetscObject)B)->type_name, MatELLRTypeName(format, PETSC_TRUE));
+  PetscCall(MatELLRCheckBaseOps(B, B->ops, MatMPIAIJELLR_Ops, PETSC_STATIC_ARRAY_LENGTH(MatMPIAIJELLR_Ops))); /* before anything is allocated */
   PetscCall(PetscNew(&m));
   m->magic      = MAT_MPIAIJELLR_MAGIC;
   m->owner      = B;
   B->spptr      = m;
   m->baseops    = *B->ops;
-  PetscCall(MatELLRCheckBaseOps(B, &m->baseops, MatMPIAIJELLR_Ops, PETSC_STATIC_ARRAY_LENGTH(MatMPIAIJELLR_Ops)));
   m->typeformat = format;
   PetscCall(PetscObjectQueryFunction((PetscObject)B, "MatMPIAIJSetPreallocation_C", &m->baseprealloc));
   PetscCall(PetscObjectQueryFunction((PetscObject)B, "MatSetPreallocationCOO_C", &m->basecoo));

@@ -473,12 +473,12 @@ PetscErrorCode MatConvert_SeqAIJ_SeqAIJELLR_Format(Mat A, MatELLRFormat format, 
   PetscCall(MatSeqAIJELLRCaptureAIJOps(B));
   PetscCall(MatELLRCheckBaseOps(B, &MatSeqAIJELLR_AIJOps, MatSeqAIJELLR_Ops, PETSC_STATIC_ARRAY_LENGTH(MatSeqAIJELLR_Ops)));
   PetscCheck(!B->spptr, PETSC_COMM_SELF, PETSC_ERR_ARG_WRONG, "Cannot convert a matrix that already carries GPU or other extra data (type %s) to %s: convert it to MATSEQAIJ first", ((PetscObject)B)->type_name, MatELLRTypeName(format, PETSC_FALSE));
+  PetscCall(MatELLRCheckBaseOps(B, B->ops, MatSeqAIJELLR_Ops, PETSC_STATIC_ARRAY_LENGTH(MatSeqAIJELLR_Ops))); /* before anything is allocated */
   PetscCall(PetscNew(&e));
   e->magic   = MAT_SEQAIJELLR_MAGIC;
   e->owner   = B;
   B->spptr   = e;
   e->baseops = *B->ops;
-  PetscCall(MatELLRCheckBaseOps(B, &e->baseops, MatSeqAIJELLR_Ops, PETSC_STATIC_ARRAY_LENGTH(MatSeqAIJELLR_Ops)));
   PetscCall(PetscObjectQueryFunction((PetscObject)B, "MatRetrieveValues_C", &e->baseretrievevalues));
   PetscCall(PetscObjectQueryFunction((PetscObject)B, "MatSeqAIJSetPreallocation_C", &e->baseprealloc));
   PetscCall(PetscObjectQueryFunction((PetscObject)B, "MatSeqAIJSetPreallocationCSR_C", &e->baseprealloccsr));

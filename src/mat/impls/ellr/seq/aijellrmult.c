@@ -158,8 +158,9 @@ static PetscErrorCode MatSeqAIJELLRVerify(Mat A, Vec x, Vec z0, Vec y, PetscBool
 }
 
 /* Whether the GPU's A^T x is a stored transpose's product: by default (-mat_ellr_transpose stored), except for a
-   matrix known symmetric (MatSetOption(A, MAT_SYMMETRIC, PETSC_TRUE), forwarded by MPIAIJ to its diagonal block;
-   PETSc forgets it when values change), whose A^T x is A x on A's own storage, repeatable and with no second copy. */
+   sequential matrix known symmetric for good (MAT_SYMMETRIC with MAT_SYMMETRY_ETERNAL: PETSc keeps MAT_SYMMETRIC
+   alone through MatZeroRows, which breaks it), whose A^T x is A x on A's own storage, repeatable and with no second
+   copy.  Never for a block of an MPI matrix: MPIAIJ forwards the flag to its diagonal block, symmetric or not. */
 static PetscErrorCode MatSeqAIJELLRUsesStoredTranspose(Mat A, Mat_SeqAIJELLR *e, PetscBool *stored)
 {
   PetscBool set = PETSC_FALSE, sym = PETSC_FALSE;
@@ -167,7 +168,7 @@ static PetscErrorCode MatSeqAIJELLRUsesStoredTranspose(Mat A, Mat_SeqAIJELLR *e,
   PetscFunctionBegin;
   *stored = PETSC_FALSE;
   if (e->settings.transpose != MAT_ELLR_TRANSPOSE_STORED) PetscFunctionReturn(0);
-  if (A->rmap->n == A->cmap->n && !e->settings.nonempty_rows) PetscCall(MatIsSymmetricKnown(A, &set, &sym));
+  if (A->rmap->n == A->cmap->n && !e->block && A->symmetry_eternal) PetscCall(MatIsSymmetricKnown(A, &set, &sym));
   *stored = (PetscBool)!(set && sym);
   PetscFunctionReturn(0);
 }

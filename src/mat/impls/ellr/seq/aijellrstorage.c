@@ -358,8 +358,17 @@ PetscErrorCode MatSeqAIJELLRUpdateTranspose(Mat A)
   PetscCall(MatELLRGetStream(&stream));
   PetscCall(PetscLogEventBegin(MAT_ELLRBuild, A, 0, 0, 0));
   if (!e->devT) {
-    ellr_params p = e->settings.eng;
-    p.pin_host    = 0;
+    /* a layout of its own, whatever A's: a column of A coupled to most rows is a long row of A^T, which sorted slices
+       of 32 (or the CSR kernels) store near CSR's size where A's own layout could pad it past any fill limit */
+    ellr_params p     = e->settings.eng;
+    p.pin_host        = 0;
+    p.sort_rows       = 1;
+    p.sort_window     = ELLR_SORT_WINDOW_AUTO;
+    p.slice_height    = 32;
+    p.max_fill        = 0;
+    p.threads_per_row = 0;
+    p.block_size      = 0;
+    p.family          = ELLR_FAMILY_AUTO;
     ellr_transpose_destroy(&e->tr);
     PetscCall(MatSeqAIJELLREngineCheck(e, ellr_transpose_create(&csr, &e->tr), "Building the stored transpose"));
     PetscCall(MatSeqAIJELLREngineCheck(e, ellr_cuda_create(&e->tr.csr, &p, stream, &e->devT), "Building the stored transpose on the GPU (-mat_ellr_transpose atomic needs no second copy)"));
