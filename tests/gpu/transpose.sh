@@ -2,9 +2,10 @@
 # tests/gpu/transpose.sh OUTDIR - what a repeatable MatMultTranspose costs on the GPU: BiCG (one MatMult and one
 # MatMultTranspose per iteration) on tutorials/ex1's 3D 7-point Poisson, 100^3, 200 iterations, with aijcusparse and
 # with ellrt and pellr, each with -mat_ellr_transpose stored (the default: a transposed copy made at the first
-# transpose product), atomic (A's storage, atomicAdd into y) and with the matrix flagged MAT_SYMMETRIC (A's own product).  Prints MatMult and MatMultTranspose per call
-# (GPU time, -log_view_gpu_time), the plugin's build events and KSPSolve; run after tests/gpu/prepare.sh, on the
-# GPU machine (round.sh's environment).
+# transpose product), atomic (A's storage, atomicAdd into y) and with the matrix flagged symmetric for good (ex1
+# -symmetric: MAT_SYMMETRIC and MAT_SYMMETRY_ETERNAL, A^T x is A's own product).  Prints MatMult and MatMultTranspose
+# per call (wall time from -log_view, -log_view_gpu_time on; one-time costs included), the plugin's build events and
+# KSPSolve; run after tests/gpu/prepare.sh, on the GPU machine (round.sh's environment).
 set -uo pipefail
 OUT=${1:?usage: tests/gpu/transpose.sh OUTDIR}
 cd "$(dirname "$0")/../.."
