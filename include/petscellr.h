@@ -56,7 +56,7 @@
                                           L2 cache; exhaustive = timed search over T, block size and kernel options;
                                           none = the model's pick untimed.  Decisions are cached by pattern.
 .  -mat_ellr_kernel <sliced,auto,csr_vector,ipcsr> - GPU kernel family: sliced = the ELLPACK-R layout (default of
-                                          ellrt); csr_vector (seed 003) and ipcsr (seed 004) multiply with the uploaded
+                                          ellrt); csr_vector (adaptive CSR-vector) and ipcsr (IPCSR) multiply with the uploaded
                                           CSR arrays; auto (default of pellr) = a timed product of each on large blocks,
                                           else a model from the row statistics
 .  -mat_ellr_pin_host <true>            - page-lock the CSR arrays (cudaHostRegister) while the pattern lives:

@@ -98,6 +98,7 @@ PETSC_INTERN PetscErrorCode MatELLRSelectDevice(void);
 /* A PETSc with a device backend creates every matrix bound to the CPU (MatCreate()); a GPU type unbinds itself, as
    aijcusparse does, so that MatBindToCPU(A, PETSC_TRUE) reaches the type and A->boundtocpu says where products run.
    Set directly, not through MatBindToCPU(): nothing is to be moved. */
+/* MatBindToCPU(A, PETSC_TRUE) (GAMG's coarse levels): products are AIJ's host products, nothing staged. */
 static inline PetscBool MatELLRBoundToCPUFlag(Mat B)
 {
 #if defined(PETSC_HAVE_DEVICE)

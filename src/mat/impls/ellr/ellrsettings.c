@@ -11,12 +11,12 @@ const char *MatELLRTypeName(MatELLRFormat format, PetscBool mpi)
   return mpi ? MATMPIAIJELLRT : MATSEQAIJELLRT;
 }
 
-/* ELLRT: rows in their own order (ELLPACK-R, seed 000) in slices of 32: each slice as wide as its own longest row,
+/* ELLRT: rows in their own order (ELLPACK-R, ELLR-T kernel) in slices of 32: each slice as wide as its own longest row,
    and its column indices 16-bit offsets where its span allows (measured, H100: 1.09-1.16x the same layout with
    32-bit indices on the stencils of tests/spmv; one slice of all rows, -mat_ellr_slice_height 0, can pack only
    matrices of under 65535 columns).
-   PELLR: rows sorted by length into slices of 32 (seeds 001 and 002), and on the GPU the kernel family chosen per
-   matrix (auto): that sliced layout, or the seeds' CSR kernels where they are faster (seeds 003, 004). */
+   PELLR: rows sorted by length into slices of 32 (PELLR, sliced as in pJDS), and on the GPU the kernel family chosen per
+   matrix (auto): that sliced layout, or the CSR kernels (adaptive CSR-vector, IPCSR) where they are faster. */
 PetscErrorCode MatELLRSettingsDefault(MatELLRFormat format, MatELLRSettings *s)
 {
   PetscFunctionBegin;
@@ -56,7 +56,7 @@ PetscErrorCode MatELLRSettingsFromOptions(Mat A, MatELLROptionItems PetscOptions
   PetscCall(PetscOptionsInt("-mat_ellr_sort_window", "Sort rows only inside windows of this many rows; 0 = all rows; -1 = picked from the matrix (no sort where it would remove under 2% of the padding)", "MATELLR", window, &window, NULL));
   PetscCall(PetscOptionsReal("-mat_ellr_max_fill", "Refuse storage of more than this many times CSR's bytes; 0 = no limit", "MATELLR", max_fill, &max_fill, NULL));
   PetscCall(PetscOptionsEnum("-mat_ellr_tune", "How the GPU kernel's parameters left at 0 are picked: model (row statistics; at most 3 timed products, on large blocks only), exhaustive (timed search) or none (the model, untimed)", "MATELLR", MatELLRTuneModes, tune, &tune, NULL));
-  PetscCall(PetscOptionsEnum("-mat_ellr_kernel", "GPU kernel family: sliced (the ELLPACK-R layout), auto (chosen per matrix: sliced, or a CSR kernel where faster), csr_vector (seed 003) or ipcsr (seed 004) on the CSR arrays", "MATELLR", MatELLRKernels, kernel, &kernel, NULL));
+  PetscCall(PetscOptionsEnum("-mat_ellr_kernel", "GPU kernel family: sliced (the ELLPACK-R layout), auto (chosen per matrix: sliced, or a CSR kernel where faster), csr_vector (adaptive CSR-vector) or ipcsr (IPCSR) on the CSR arrays", "MATELLR", MatELLRKernels, kernel, &kernel, NULL));
   PetscCall(PetscOptionsBool("-mat_ellr_index16", "Store 16-bit column offsets from a per-slice base in every slice whose columns span under 65535 (10 bytes per entry instead of 12); false: 32-bit indices everywhere", "MATELLR", idx16, &idx16, NULL));
   PetscCall(PetscOptionsInt("-mat_ellr_long_rows", "Rows of at least this many entries leave the slices for the long-row path (chunks of 256 entries shared by many warps; they pad nothing); 0 = automatic (rows in their own order, 2^20 entries or more: max(512, 16 x the mean row length)); -1 = none", "MATELLR", longmin, &longmin, NULL));
   PetscCall(PetscOptionsEnum("-mat_ellr_long_join", "How the chunks of a long row meet on the GPU: segmented (partial sums added in a fixed order: the same bits every product) or atomic (atomicAdd into y: rounding may change between products)", "MATELLR", MatELLRLongJoins, join, &join, NULL));

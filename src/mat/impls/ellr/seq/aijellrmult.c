@@ -230,19 +230,6 @@ static PetscErrorCode MatMultCUDA_SeqAIJELLR(Mat A, Vec x, Vec z, Vec y, PetscBo
 }
 #endif
 
-/* MatBindToCPU(A, PETSC_TRUE) (GAMG's coarse levels): AIJ's host products, no staging through the GPU.  A PETSc
-   without a device backend has no binding. */
-static inline PetscBool MatELLRBoundToCPU(Mat A)
-{
-#if defined(PETSC_HAVE_DEVICE)
-  return A->boundtocpu;
-#else
-  (void)A;
-  return PETSC_FALSE;
-#endif
-}
-
-
 /* The storage a product of A (transpose: of A^T) will use, made current now: the MPI product calls it for both
    blocks before MPIAIJ starts its ghost exchange, so that a failed set-up returns before any communication is
    outstanding (a product that failed between MPIAIJ's scatter begin and end would leave the scatter in use). */
@@ -253,7 +240,7 @@ PetscErrorCode MatSeqAIJELLRPrepare(Mat A, PetscBool transpose)
   PetscFunctionBegin;
   if (!e) PetscFunctionReturn(0);
   PetscCall(MatSeqAIJELLRResolve(A, e));
-  if (e->backend == MAT_ELLR_BACKEND_AIJ || MatELLRBoundToCPU(A)) PetscFunctionReturn(0);
+  if (e->backend == MAT_ELLR_BACKEND_AIJ || MatELLRBoundToCPUFlag(A)) PetscFunctionReturn(0);
   PetscCall(MatSeqAIJELLRUpdate(A));
 #if defined(PETSCELLR_HAVE_CUDA)
   if (transpose && e->backend == MAT_ELLR_BACKEND_CUDA) {
@@ -277,7 +264,7 @@ static PetscErrorCode MatMultKernel_SeqAIJELLR(Mat A, Vec x, Vec z, Vec y, Petsc
     PetscFunctionReturn(0);
   }
   PetscCall(MatSeqAIJELLRResolve(A, e));
-  if (e->backend == MAT_ELLR_BACKEND_AIJ || MatELLRBoundToCPU(A)) {
+  if (e->backend == MAT_ELLR_BACKEND_AIJ || MatELLRBoundToCPUFlag(A)) {
     PetscCall(MatMultAIJ_SeqAIJELLR(A, &e->baseops, x, z, y, transpose));
     PetscFunctionReturn(0);
   }
