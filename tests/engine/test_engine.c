@@ -557,7 +557,7 @@ static void check_errors(void)
   /* bad CSR input */
   int32_t rp_bad0[] = {1, 2, 3}, rp_dec[] = {0, 2, 1}, ci[] = {0, 1, 0};
   double  vv[]      = {1, 2, 3};
-  ellr_csr    c1 = {2, 2, rp_bad0, ci, vv, NULL, 0, 0}, c2 = {2, 2, rp_dec, ci, vv, NULL, 0, 0}, c3 = {-1, 2, rp_dec, ci, vv, NULL, 0, 0}, c4 = {2, 2, NULL, ci, vv, NULL, 0, 0};
+  ellr_csr    c1 = {2, 2, rp_bad0, ci, vv, NULL, 0, 0, NULL, NULL, NULL}, c2 = {2, 2, rp_dec, ci, vv, NULL, 0, 0, NULL, NULL, NULL}, c3 = {-1, 2, rp_dec, ci, vv, NULL, 0, 0, NULL, NULL, NULL}, c4 = {2, 2, NULL, ci, vv, NULL, 0, 0, NULL, NULL, NULL};
   ellr_params p0 = {1, 0, 0, 0, 0, 0.0, 0, 0, 0, 0, 0, 0};
   CHECK(ellr_plan_create(&c1, &p0, &pl) == ELLR_ERR_ARG && contains(ellr_last_error(), "start at 0"), "rowptr[0] != 0: '%s'", ellr_last_error());
   CHECK(ellr_plan_create(&c2, &p0, &pl) == ELLR_ERR_ARG && contains(ellr_last_error(), "decrease at row 1"), "decreasing rowptr: '%s'", ellr_last_error());

@@ -10,6 +10,8 @@
 #            four parts, each well inside one device call: tests1 .. tests4 (tests = all four)
 #   solvers  time to solution with aijcusparse, sellcuda, ellrt, pellr (tests/gpu/solvers.sh; ELLR_NPS="1 2"
 #            on two GPUs)
+#   precond  the preconditioner table (tests/gpu/precond.sh; ELLR_PRECOND_PROBLEMS: which problems)
+#   cmd      a command of the caller's (ELLR_CMD), output in cmd.log: quick checks
 #   upload   ways to move a pageable host CSR to the GPU (tests/gpu/upload_bench.cu)
 #   cold     what the first matrix of a process pays (tests/gpu/cold_start.cu), ellrt and pellr, fresh processes
 #            (N=24 once more with every plan on the GPU: ELLR_GPU_PLAN=1)
@@ -63,6 +65,15 @@ for part in $PARTS; do
     tests/gpu/solvers.sh "$OUT" "${ELLR_NPS:-1}" > "$OUT/solvers.log" 2>&1
     summary+=("time to solution: table in tts.md")
     ;;
+  precond)
+    tests/gpu/precond.sh "$OUT" "${ELLR_PRECOND_PROBLEMS:-ex45_128 ex45_160 ex1_27pt_100}" > "$OUT/precond.log" 2>&1
+    summary+=("preconditioner table: precond.md")
+    ;;
+  cmd)
+    # ELLR_CMD: a command of the caller's (quick checks), its output into cmd.log
+    (export PETSC_OPTIONS="$ELLR_PETSC_OPTIONS -dll_append $B/lib/libpetscellr.so"; bash -c "${ELLR_CMD:-true}") > "$OUT/cmd.log" 2>&1
+    summary+=("command: rc=$?, cmd.log")
+    ;;
   cold)
     for t in ellrt pellr; do for n in 24 48; do $B/tests/gpu/cold_start $t $n; done; $B/tests/gpu/cold_start $t 24 probe; ELLR_GPU_PLAN=1 $B/tests/gpu/cold_start $t 24; done > "$OUT/cold.log" 2>&1
     summary+=("first-matrix set-up: cold.log")
@@ -78,12 +89,14 @@ done
   echo "==== summary"
   [ -f "$OUT/spmv.log" ] && grep -E "^\|" "$OUT/spmv.log" | head -n 40
   [ -f "$OUT/tts.md" ] && cat "$OUT/tts.md"
+  [ -f "$OUT/precond.md" ] && cat "$OUT/precond.md"
+  [ -f "$OUT/cmd.log" ] && tail -n 150 "$OUT/cmd.log"
   [ -f "$OUT/spmv.log" ] && sed -n '/^tuning by the model/,$p' "$OUT/spmv.log"
   [ -f "$OUT/upload.log" ] && cat "$OUT/upload.log"
   [ -f "$OUT/cold.log" ] && cat "$OUT/cold.log"
   cat "$OUT"/tests*.log 2>/dev/null | grep -E "^FAIL" | head -n 30
   printf '%s\n' "${summary[@]}"
 } > "$FINAL/summary.txt"
-for f in tts.md spmv.csv spmv.png spmv-relative.png upload.log; do [ -f "$OUT/$f" ] && cp "$OUT/$f" "$FINAL/"; done
+for f in tts.md precond.md cmd.log spmv.csv spmv.png spmv-relative.png upload.log; do [ -f "$OUT/$f" ] && cp "$OUT/$f" "$FINAL/"; done
 tar czf "$FINAL/logs.tar.gz" -C "$FINAL" logs && rm -rf "$OUT"
 cat "$FINAL/summary.txt"

@@ -68,6 +68,11 @@ typedef struct {
   PetscBool        pinned;                /* the GPU storage keeps the host CSR arrays page-locked */
   PetscBool        inodes_off;            /* AIJ's I-node search was turned off with the GPU backend (back on at conversion to AIJ) */
   PetscBool        block;                 /* a block of an MPI matrix of this plugin */
+  /* With a CUDA PETSc and the CUDA backend the base class is MATSEQAIJCUSPARSE (aijellrcusparse.c): A->spptr is
+     aijcusparse's, this struct is composed on A, and the storage is filled from aijcusparse's device CSR. */
+  PetscBool        cusparse;
+  void            *basedata; /* A->data when composed: a header merge gives A another matrix's data */
+  PetscInt         renamed;  /* depth of aijcusparse calls running with A named seqaijcusparse */
 } Mat_SeqAIJELLR;
 
 PETSC_INTERN const char *const MatELLRTuneModes[];
@@ -131,6 +136,7 @@ PETSC_INTERN PetscErrorCode MatSeqAIJELLRUnpinIfReallocatable(Mat);
 PETSC_INTERN PetscBool      MatSeqAIJELLRAnyPinned(void);
 PETSC_INTERN const ellr_plan *MatSeqAIJELLRGetPlan(Mat_SeqAIJELLR *);
 PETSC_INTERN PetscErrorCode MatSeqAIJELLRResolve(Mat, Mat_SeqAIJELLR *);
+PETSC_INTERN PetscErrorCode MatSetPreallocationCOO_SeqAIJELLR(Mat, PetscCount, PetscInt[], PetscInt[]);
 PETSC_INTERN PetscErrorCode MatMult_SeqAIJELLR(Mat, Vec, Vec);
 PETSC_INTERN PetscErrorCode MatMultAdd_SeqAIJELLR(Mat, Vec, Vec, Vec);
 PETSC_INTERN PetscErrorCode MatMultTranspose_SeqAIJELLR(Mat, Vec, Vec);
@@ -141,6 +147,20 @@ PETSC_INTERN PetscErrorCode MatSeqAIJELLRUpdateTranspose(Mat);
 PETSC_INTERN PetscErrorCode MatSeqAIJELLRPrepare(Mat, PetscBool);
 PETSC_INTERN PetscErrorCode MatSeqAIJELLRView_Info(Mat, PetscViewer);
 PETSC_INTERN PetscErrorCode MatSeqAIJELLRGetCSR(Mat, PetscBool, ellr_csr *);
+
+/* The MATSEQAIJCUSPARSE base (aijellrcusparse.c; a PETSc with CUDA, the library with the CUDA backend). */
+#if defined(PETSCELLR_HAVE_CUDA) && defined(PETSCELLR_PETSC_HAS_CUDA) && !defined(PETSC_USE_64BIT_INDICES)
+  #define PETSCELLR_CUSPARSE_BASE 1
+PETSC_INTERN PetscErrorCode MatSeqAIJELLRToCUSPARSEBase(Mat, MatELLRBackend, PetscBool *);
+PETSC_INTERN PetscErrorCode MatSeqAIJELLRAttach(Mat, Mat_SeqAIJELLR *);
+PETSC_INTERN PetscErrorCode MatSeqAIJELLRDetach(Mat);
+PETSC_INTERN Mat_SeqAIJELLR *MatSeqAIJELLRGetAttached(Mat);
+PETSC_INTERN PetscErrorCode MatSeqAIJELLRInstallCUSPARSE(Mat, Mat_SeqAIJELLR *, PetscBool);
+PETSC_INTERN PetscErrorCode MatSeqAIJELLRRename(Mat, PetscBool);
+PETSC_INTERN PetscErrorCode MatSeqAIJELLRGetDeviceCSR(Mat, ellr_csr *);
+PETSC_INTERN PetscErrorCode MatSeqAIJELLRRestoreDeviceCSR(Mat, ellr_csr *);
+PETSC_INTERN PetscErrorCode MatSeqAIJELLRRegisterCUSPARSEFactors(void);
+#endif
 
 PETSC_INTERN PetscErrorCode MatCreate_SeqAIJELLRT(Mat);
 PETSC_INTERN PetscErrorCode MatCreate_SeqAIJPELLR(Mat);

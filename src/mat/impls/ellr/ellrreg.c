@@ -51,6 +51,9 @@ PetscErrorCode PetscELLRInitializePackage(void)
   PetscCall(MatRegister(MATMPIAIJPELLR, MatCreate_MPIAIJPELLR));
   PetscCall(MatRegisterRootName(MATELLR, MATSEQAIJELLRT, MATMPIAIJELLRT));
   PetscCall(MatRegisterRootName(MATPELLR, MATSEQAIJPELLR, MATMPIAIJPELLR));
+#if defined(PETSCELLR_CUSPARSE_BASE)
+  PetscCall(MatSeqAIJELLRRegisterCUSPARSEFactors());
+#endif
   PetscCall(PetscRegisterFinalize(PetscELLRFinalizePackage));
   PetscELLRPackageInitialized = PETSC_TRUE; /* only once everything is registered */
 #endif

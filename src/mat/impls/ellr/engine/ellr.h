@@ -202,6 +202,11 @@ typedef struct {
   int            cols_sorted; /* 1: the column indices increase within each row (PETSc's AIJ keeps them so): the host
                                  plan reads a row's span from its first and last entries instead of every entry;
                                  0: not known */
+  /* CUDA backend only: the same CSR already on the GPU (device pointers; all three or none, no compressed rows).
+     create and update_values then read the device arrays and copy nothing from the host (val may be NULL: the
+     host values are never read); rowptr and colidx stay the host pattern, read by the plan of small blocks. */
+  const int32_t *d_rowptr, *d_colidx;
+  const double  *d_val;
 } ellr_csr;
 
 /* The rows of the matrix a describes (nrows_out with compressed rows, else nrows). */

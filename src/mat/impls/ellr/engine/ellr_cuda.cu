@@ -993,6 +993,19 @@ static ellr_status host_plan_to_device(ellr_cuda_matrix *d, const ellr_csr *a, i
   return st;
 }
 
+/* Array k of the CSR (0 row offsets, 1 column indices, 2 values) to dst on s: from the caller's device copy when
+   a has one (a device-to-device copy, nothing page-locked), else from the host array (pin_and_copy). */
+static ellr_status copy_csr_array(ellr_cuda_matrix *d, const ellr_csr *a, int k, void *dst, size_t bytes, cudaStream_t s)
+{
+  const void *dsrc = k == 0 ? (const void *)a->d_rowptr : k == 1 ? (const void *)a->d_colidx : (const void *)a->d_val;
+  const void *hsrc = k == 0 ? (const void *)a->rowptr : k == 1 ? (const void *)a->colidx : (const void *)a->val;
+  if (dsrc) {
+    if (bytes) CU(cudaMemcpyAsync(dst, dsrc, bytes, cudaMemcpyDeviceToDevice, s));
+    return ELLR_OK;
+  }
+  return pin_and_copy(d, k, dst, hsrc, bytes, ELLR_PIN_MIN, s);
+}
+
 /*
   Row offsets up (page-locked when large) -> the plan on the GPU (salloc's scratch; small blocks: on the host,
   then uploaded) and the padded
@@ -1021,7 +1034,7 @@ static ellr_status create_device(ellr_cuda_matrix *d, const ellr_csr *a, cudaStr
   CU(cudaEventCreate(&c.fill1));
 
   const double t0 = ellr_wall_ms();
-  TRY(pin_and_copy(d, 0, d->d_csr_rowptr, a->rowptr, rpb, ELLR_PIN_MIN, c.aux));
+  TRY(copy_csr_array(d, a, 0, d->d_csr_rowptr, rpb, c.aux));
   CU(cudaStreamSynchronize(c.aux));
 
   /* Column indices and values are page-locked and copied by a second host thread on the second stream while
@@ -1038,13 +1051,13 @@ static ellr_status create_device(ellr_cuda_matrix *d, const ellr_csr *a, cudaStr
   auto upload_arrays = [&]() {
     cudaError_t e = cudaSetDevice(dev);
     if (e != cudaSuccess) up_st = cu_err(e, "cudaSetDevice (upload)", __LINE__);
-    if (!up_st) up_st = pin_and_copy(d, 1, d->d_csr_col, a->colidx, (size_t)nnz * sizeof(int32_t), ELLR_PIN_MIN, c.aux);
-    if (!up_st) up_st = pin_and_copy(d, 2, d->d_csr_val, a->val, (size_t)nnz * sizeof(double), ELLR_PIN_MIN, c.aux);
+    if (!up_st) up_st = copy_csr_array(d, a, 1, d->d_csr_col, (size_t)nnz * sizeof(int32_t), c.aux);
+    if (!up_st) up_st = copy_csr_array(d, a, 2, d->d_csr_val, (size_t)nnz * sizeof(double), c.aux);
     if (!up_st && (e = cudaEventRecord(c.up1, c.aux)) != cudaSuccess) up_st = cu_err(e, "cudaEventRecord", __LINE__);
     if (up_st) snprintf(up_err, sizeof(up_err), "%s", ellr_last_error()); /* the error text is per thread */
   };
   const size_t        vbytes   = (size_t)nnz * sizeof(double);
-  const int           threaded = vbytes >= ELLR_PIN_MIN;
+  const int           threaded = vbytes >= ELLR_PIN_MIN && !a->d_val; /* device-to-device copies queue at once */
   ellr_pooled_scratch pooled(threaded && vbytes >= ELLR_POOLED_MIN); /* the plan's frees do not wait for the upload (ellr_cuda_util.cuh) */
   std::thread         uploader;
   if (threaded) uploader = std::thread(upload_arrays);
@@ -1196,7 +1209,8 @@ ellr_status ellr_cuda_create(const ellr_csr *a, const ellr_params *p, void *stre
   if (!a->rowptr) return ellr_error(ELLR_ERR_ARG, "CSR row offsets are missing");
   if (a->rowptr[0] != 0) return ellr_error(ELLR_ERR_ARG, "CSR row offsets must start at 0, not %d", a->rowptr[0]);
   if (a->rowptr[a->nrows] < 0) return ellr_error(ELLR_ERR_ARG, "CSR row offsets end at %d", a->rowptr[a->nrows]);
-  if (a->nrows > 0 && a->rowptr[a->nrows] > 0 && (!a->colidx || !a->val)) return ellr_error(ELLR_ERR_ARG, "CSR column indices or values are missing");
+  if (a->nrows > 0 && a->rowptr[a->nrows] > 0 && (!a->colidx || (!a->val && !a->d_val))) return ellr_error(ELLR_ERR_ARG, "CSR column indices or values are missing");
+  if ((a->d_rowptr || a->d_colidx || a->d_val) && (!a->d_rowptr || !a->d_colidx || !a->d_val || a->rows)) return ellr_error(ELLR_ERR_ARG, "a CSR on the device needs its row offsets, column indices and values there, and no compressed rows");
   TRY(ellr_csr_check_rows(a));
   ellr_cuda_matrix *d = (ellr_cuda_matrix *)calloc(1, sizeof(*d));
   if (!d) return ellr_error(ELLR_ERR_MEM, "cannot allocate the matrix descriptor");
@@ -1220,6 +1234,41 @@ ellr_status ellr_cuda_create(const ellr_csr *a, const ellr_params *p, void *stre
   return ELLR_OK;
 }
 
+/* New values from the caller's device copy of the CSR: the padded layout is refilled straight from it (no copy, no
+   scratch); the CSR families and a layout still to be tuned keep a CSR of their own, refreshed by a device copy.
+   All on s, nothing waited for: the caller's device arrays are ordered by the same stream. */
+static ellr_status update_from_device(ellr_cuda_matrix *d, const ellr_csr *a, cudaStream_t s)
+{
+  const size_t vbytes = (size_t)d->nnz * sizeof(double);
+  if (!a->d_rowptr) return ellr_error(ELLR_ERR_ARG, "ellr_cuda_update_values: device values without device row offsets");
+  if (!d->refresh_start) CU(cudaEventCreate(&d->refresh_start));
+  if (!d->refresh_done) CU(cudaEventCreate(&d->refresh_done));
+  if (ellr_test_fail_now(ELLR_STAGE_UPDATE)) return ellr_error(ELLR_ERR_CUDA, "the refresh failed (injected by the test hook)");
+  d->info.refreshes++;
+  d->info.refresh_copy_ms = 0;
+  if (d->family != ELLR_FAMILY_SLICED || d->tune_pending) {
+    if (!d->d_csr_val) TRY(dalloc(&d->d_csr_val, (size_t)d->nnz, "the values update"));
+    CU(cudaMemcpyAsync(d->d_csr_val, a->d_val, vbytes, cudaMemcpyDeviceToDevice, s));
+    if (d->family != ELLR_FAMILY_SLICED) return ELLR_OK;
+  }
+  int32_t    *own_rowptr = d->d_csr_rowptr;
+  double     *own_val    = d->d_csr_val;
+  ellr_status st         = ELLR_OK;
+  if (!d->tune_pending) { /* read the caller's arrays for this refill only */
+    d->d_csr_rowptr = const_cast<int32_t *>(a->d_rowptr);
+    d->d_csr_val    = const_cast<double *>(a->d_val);
+  }
+  cudaError_t e = cudaEventRecord(d->refresh_start, s);
+  if (e != cudaSuccess) st = cu_err(e, "cudaEventRecord", __LINE__);
+  if (!st) st = fill(d, 1, s);
+  if (!st && (e = cudaPeekAtLastError()) != cudaSuccess) st = cu_err(e, "the refill kernel", __LINE__);
+  if (!st) st = ellr_cuda_long_fill(&d->dp.lr, d->d_csr_rowptr, NULL, d->d_csr_val, s);
+  if (!st && (e = cudaEventRecord(d->refresh_done, s)) != cudaSuccess) st = cu_err(e, "cudaEventRecord", __LINE__);
+  d->d_csr_rowptr = own_rowptr;
+  d->d_csr_val    = own_val;
+  return st;
+}
+
 ellr_status ellr_cuda_update_values(ellr_cuda_matrix *d, const ellr_csr *a, void *stream)
 {
   if (!d || !a) return ellr_error(ELLR_ERR_ARG, "ellr_cuda_update_values: missing argument");
@@ -1227,8 +1276,9 @@ ellr_status ellr_cuda_update_values(ellr_cuda_matrix *d, const ellr_csr *a, void
   if (a->nrows != pl->nrows || a->ncols != pl->ncols || !a->rowptr || a->rowptr[a->nrows] != d->nnz)
     return ellr_error(ELLR_ERR_ARG, "ellr_cuda_update_values: the matrix is %d x %d with %lld entries, not the %d x %d with %lld planned", a->nrows, a->ncols, a->rowptr ? (long long)a->rowptr[a->nrows] : -1LL, pl->nrows, pl->ncols, (long long)d->nnz);
   if (d->nnz == 0 || pl->nrows == 0) return ELLR_OK;
-  if (!a->val) return ellr_error(ELLR_ERR_ARG, "ellr_cuda_update_values: no values");
+  if (!a->val && !a->d_val) return ellr_error(ELLR_ERR_ARG, "ellr_cuda_update_values: no values");
   cudaStream_t s = (cudaStream_t)stream;
+  if (a->d_val) return update_from_device(d, a, s);
   if (!d->refresh_ready) {
     /* first refresh: scratch for the values and row offsets, kept until destroy.  While tuning is
        pending they are the CSR kept by create (so that tuning refills with these new values), row

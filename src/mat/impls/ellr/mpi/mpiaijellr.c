@@ -22,6 +22,7 @@ typedef struct {
   struct _MatOps  baseops;
   PetscErrorCode (*baseprealloc)(Mat, PetscInt, const PetscInt[], PetscInt, const PetscInt[]);
   PetscErrorCode (*basecoo)(Mat, PetscCount, PetscInt[], PetscInt[]);
+  PetscBool cusparse; /* the base is MATMPIAIJCUSPARSE (a CUDA PETSc, the CUDA backend), its blocks aijcusparse-based */
 } Mat_MPIAIJELLR;
 
 static struct _MatOps MatMPIAIJELLR_AIJOps;
@@ -95,8 +96,8 @@ static PetscErrorCode MatMPIAIJELLRSetUpBlock(Mat A, Mat blk, const MatELLRSetti
   if (!blk) PetscFunctionReturn(0);
   if (MatSeqAIJELLRGetData(blk)) PetscCall(MatSeqAIJELLRSetSettings(blk, s));
   else {
-    PetscCall(PetscObjectTypeCompare((PetscObject)blk, MATSEQAIJ, &aij));
-    PetscCheck(aij, PETSC_COMM_SELF, PETSC_ERR_SUP, "A %s matrix got a block of type %s from PETSc; petsc-ellr takes blocks of type seqaij, seqaijellrt or seqaijpellr: convert the matrix to MATMPIAIJ first", ((PetscObject)A)->type_name, ((PetscObject)blk)->type_name);
+    PetscCall(PetscObjectTypeCompareAny((PetscObject)blk, &aij, MATSEQAIJ, MATSEQAIJCUSPARSE, ""));
+    PetscCheck(aij, PETSC_COMM_SELF, PETSC_ERR_SUP, "A %s matrix got a block of type %s from PETSc; petsc-ellr takes blocks of type seqaij, seqaijcusparse, seqaijellrt or seqaijpellr: convert the matrix to MATMPIAIJ first", ((PetscObject)A)->type_name, ((PetscObject)blk)->type_name);
     PetscCall(MatConvert_SeqAIJ_SeqAIJELLR_Format(blk, s->format, s, MAT_INPLACE_MATRIX, &blk));
     /* a block PETSc made anew (MatDisAssemble_MPIAIJ) after the matrix was bound to the CPU stays bound */
     MatELLRSetBoundToCPU(blk, MatELLRBoundToCPUFlag(A));
@@ -246,7 +247,15 @@ static PetscErrorCode MatSetPreallocationCOO_MPIAIJELLR(Mat A, PetscCount n, Pet
 
   PetscFunctionBegin;
   PetscCheck(m, PETSC_COMM_SELF, PETSC_ERR_ARG_WRONGSTATE, "This %s matrix holds another matrix's data after a header replacement: convert it to MATMPIAIJ and back", ((PetscObject)A)->type_name);
-  PetscCall((*m->basecoo)(A, n, i, j));
+  if (m->cusparse) {
+    /* under aijcusparse's name: PETSc makes the new blocks of the root type of the matrix's name, here seqaijcusparse,
+       which become this type's blocks below */
+    PetscErrorCode ierr;
+    PetscCall(PetscObjectChangeTypeName((PetscObject)A, MATMPIAIJCUSPARSE));
+    ierr = (*m->basecoo)(A, n, i, j);
+    PetscCall(PetscObjectChangeTypeName((PetscObject)A, MatELLRTypeName(m->typeformat, PETSC_TRUE)));
+    PetscCall(ierr);
+  } else PetscCall((*m->basecoo)(A, n, i, j));
   PetscCall(MatMPIAIJELLRSetUpBlocks(A, m));
   PetscFunctionReturn(0);
 }
@@ -369,6 +378,7 @@ static PetscErrorCode MatConvert_MPIAIJELLR_MPIAIJ(Mat A, MatType type, MatReuse
 {
   Mat             B, Ad, Ao;
   Mat_MPIAIJELLR *m;
+  PetscBool       cusparse;
 
   PetscFunctionBegin;
   if (reuse == MAT_REUSE_MATRIX) {
@@ -379,13 +389,23 @@ static PetscErrorCode MatConvert_MPIAIJELLR_MPIAIJ(Mat A, MatType type, MatReuse
   B = *newmat;
   m = MatMPIAIJELLRGetData(B);
   PetscCheck(m, PetscObjectComm((PetscObject)B), PETSC_ERR_ARG_WRONGSTATE, "This %s matrix holds another matrix's data after a header replacement: MatConvert() it to MATMPIAIJ through MatCopy() into a new MATMPIAIJ matrix instead", ((PetscObject)B)->type_name);
+  cusparse = m->cusparse;
   PetscCall(MatMPIAIJGetSeqAIJ(B, &Ad, &Ao, NULL));
-  if (Ad && MatSeqAIJELLRGetData(Ad)) PetscCall(MatConvert_SeqAIJELLR_SeqAIJ(Ad, MATSEQAIJ, MAT_INPLACE_MATRIX, &Ad));
-  if (Ao && MatSeqAIJELLRGetData(Ao)) PetscCall(MatConvert_SeqAIJELLR_SeqAIJ(Ao, MATSEQAIJ, MAT_INPLACE_MATRIX, &Ao));
+  if (Ad && MatSeqAIJELLRGetData(Ad)) PetscCall(MatConvert_SeqAIJELLR_SeqAIJ(Ad, cusparse ? MATSEQAIJCUSPARSE : MATSEQAIJ, MAT_INPLACE_MATRIX, &Ad));
+  if (Ao && MatSeqAIJELLRGetData(Ao)) PetscCall(MatConvert_SeqAIJELLR_SeqAIJ(Ao, cusparse ? MATSEQAIJCUSPARSE : MATSEQAIJ, MAT_INPLACE_MATRIX, &Ao));
   PetscCall(MatELLRRestoreBaseOps(B, &m->baseops, MatMPIAIJELLR_Ops, PETSC_STATIC_ARRAY_LENGTH(MatMPIAIJELLR_Ops)));
   PetscCall(PetscObjectComposeFunction((PetscObject)B, "MatMPIAIJSetPreallocation_C", m->baseprealloc));
   PetscCall(PetscObjectComposeFunction((PetscObject)B, "MatSetPreallocationCOO_C", m->basecoo));
   PetscCall(MatMPIAIJELLRFree(B));
+  if (cusparse) { /* an aijcusparse matrix, which becomes a MATMPIAIJ as any does unless aijcusparse was asked for */
+    PetscBool tocusparse;
+    PetscCall(PetscObjectChangeTypeName((PetscObject)B, MATMPIAIJCUSPARSE));
+    PetscCall(PetscStrbeginswith(type ? type : "", "mpiaijcusparse", &tocusparse));
+    if (!tocusparse) PetscCall(PetscStrcmp(type, MATAIJCUSPARSE, &tocusparse));
+    if (!tocusparse) PetscCall(MatConvert(B, MATMPIAIJ, MAT_INPLACE_MATRIX, &B));
+    *newmat = B;
+    PetscFunctionReturn(0);
+  }
   PetscCall(MatELLRSetDefaultVecType(B, NULL));
   MatELLRSetBoundToCPU(B, PETSC_TRUE);
   PetscCall(PetscObjectChangeTypeName((PetscObject)B, MATMPIAIJ));
@@ -427,10 +447,27 @@ static PetscErrorCode MatMPIAIJELLRCompose(Mat A, MatELLRFormat format, PetscBoo
   PetscFunctionReturn(0);
 }
 
+/* A plain MPIAIJ's ops (for matrices whose header lost this type's data), from a matrix of its own: the one converted
+   may already be an aijcusparse matrix. */
+static PetscErrorCode MatMPIAIJELLRCaptureAIJOps(void)
+{
+  Mat T;
+
+  PetscFunctionBegin;
+  if (MatMPIAIJELLR_AIJOpsCaptured) PetscFunctionReturn(0);
+  PetscCall(MatCreate(PETSC_COMM_SELF, &T));
+  PetscCall(MatSetType(T, MATMPIAIJ));
+  PetscCall(MatELLRCaptureBaseOps(T, &MatMPIAIJELLR_AIJOps, &MatMPIAIJELLR_AIJOpsCaptured));
+  PetscCall(MatDestroy(&T));
+  PetscFunctionReturn(0);
+}
+
 static PetscErrorCode MatConvert_MPIAIJ_MPIAIJELLR_Format(Mat A, MatELLRFormat format, MatReuse reuse, Mat *newmat)
 {
   Mat             B;
   Mat_MPIAIJELLR *m;
+  MatELLRSettings s;
+  PetscBool       cusparse = PETSC_FALSE;
 
   PetscFunctionBegin;
   if (reuse == MAT_REUSE_MATRIX) {
@@ -439,7 +476,27 @@ static PetscErrorCode MatConvert_MPIAIJ_MPIAIJELLR_Format(Mat A, MatELLRFormat f
   }
   if (reuse == MAT_INITIAL_MATRIX) PetscCall(MatDuplicate(A, MAT_COPY_VALUES, newmat));
   B = *newmat;
-  PetscCall(MatELLRCaptureBaseOps(B, &MatMPIAIJELLR_AIJOps, &MatMPIAIJELLR_AIJOpsCaptured));
+  PetscCall(MatELLRSettingsDefault(format, &s));
+  PetscCall(MatELLRSettingsFromOptionsDatabase(B, &s));
+  PetscCall(MatMPIAIJELLRCaptureAIJOps());
+#if defined(PETSCELLR_CUSPARSE_BASE)
+  {
+    /* with the CUDA backend the base is MATMPIAIJCUSPARSE, as for the blocks (aijellrcusparse.c) */
+    MatELLRBackend backend;
+    PetscBool      isaij;
+    PetscCall(PetscObjectTypeCompare((PetscObject)B, MATMPIAIJCUSPARSE, &cusparse));
+    PetscCall(MatELLRResolveBackend(s.backend, &backend));
+    PetscCall(PetscObjectTypeCompare((PetscObject)B, MATMPIAIJ, &isaij));
+    if (!cusparse && isaij && backend == MAT_ELLR_BACKEND_CUDA) {
+      PetscErrorCode (*conv)(Mat, MatType, MatReuse, Mat *) = NULL;
+      /* aijcusparse's own converter: MatConvert() refuses a matrix not assembled */
+      PetscCall(PetscObjectQueryFunction((PetscObject)B, "MatConvert_mpiaij_mpiaijcusparse_C", &conv));
+      PetscCheck(conv, PETSC_COMM_SELF, PETSC_ERR_PLIB, "This PETSc's MATMPIAIJ has no converter to MATMPIAIJCUSPARSE");
+      PetscCall((*conv)(B, MATMPIAIJCUSPARSE, MAT_INPLACE_MATRIX, &B));
+      cusparse = PETSC_TRUE;
+    }
+  }
+#endif
   PetscCall(MatELLRCheckBaseOps(B, &MatMPIAIJELLR_AIJOps, MatMPIAIJELLR_Ops, PETSC_STATIC_ARRAY_LENGTH(MatMPIAIJELLR_Ops)));
   PetscCheck(!B->spptr, PetscObjectComm((PetscObject)B), PETSC_ERR_ARG_WRONG, "Cannot convert a matrix that already carries GPU or other extra data (type %s) to %s: convert it to MATMPIAIJ first", ((PetscObject)B)->type_name, MatELLRTypeName(format, PETSC_TRUE));
   PetscCall(MatELLRCheckBaseOps(B, B->ops, MatMPIAIJELLR_Ops, PETSC_STATIC_ARRAY_LENGTH(MatMPIAIJELLR_Ops))); /* before anything is allocated */
@@ -449,11 +506,11 @@ static PetscErrorCode MatConvert_MPIAIJ_MPIAIJELLR_Format(Mat A, MatELLRFormat f
   B->spptr      = m;
   m->baseops    = *B->ops;
   m->typeformat = format;
+  m->cusparse   = cusparse;
   PetscCall(PetscObjectQueryFunction((PetscObject)B, "MatMPIAIJSetPreallocation_C", &m->baseprealloc));
   PetscCall(PetscObjectQueryFunction((PetscObject)B, "MatSetPreallocationCOO_C", &m->basecoo));
   PetscCheck(m->baseprealloc && m->basecoo, PetscObjectComm((PetscObject)B), PETSC_ERR_PLIB, "This PETSc's MATMPIAIJ lacks a composed method petsc-ellr wraps");
-  PetscCall(MatELLRSettingsDefault(format, &m->settings));
-  PetscCall(MatELLRSettingsFromOptionsDatabase(B, &m->settings));
+  m->settings = s;
   PetscCall(MatELLRInstallOps(B, MatMPIAIJELLR_Ops, PETSC_STATIC_ARRAY_LENGTH(MatMPIAIJELLR_Ops)));
   PetscCall(MatMPIAIJELLRCompose(B, format, PETSC_TRUE));
   PetscCall(MatELLRSetDefaultVecType(B, &m->settings.backend));

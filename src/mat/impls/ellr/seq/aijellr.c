@@ -245,7 +245,7 @@ static PetscErrorCode MatSetOption_SeqAIJELLR(Mat A, MatOption op, PetscBool flg
   PetscFunctionReturn(0);
 }
 
-static PetscErrorCode MatSetPreallocationCOO_SeqAIJELLR(Mat A, PetscCount n, PetscInt i[], PetscInt j[])
+PetscErrorCode MatSetPreallocationCOO_SeqAIJELLR(Mat A, PetscCount n, PetscInt i[], PetscInt j[])
 {
   Mat_SeqAIJELLR *e = MatSeqAIJELLRGetData(A);
 
@@ -319,7 +319,7 @@ static PetscErrorCode MatSeqAIJELLRCompose(Mat A, MatELLRFormat format, PetscBoo
    assembly). */
 static PetscErrorCode MatSeqAIJELLRFree(Mat A)
 {
-  Mat_SeqAIJELLR *e = (Mat_SeqAIJELLR *)A->spptr;
+  Mat_SeqAIJELLR *e = MatSeqAIJELLRGetData(A);
   PetscErrorCode  ierr;
 
   PetscFunctionBegin;
@@ -329,6 +329,13 @@ static PetscErrorCode MatSeqAIJELLRFree(Mat A)
   if (ierr) PetscCall(PetscInfo(A, "The GPU reported an error while its storage was freed (freed anyway): %s\n", ellr_last_error()));
   PetscCall(PetscFree2(e->rowptr32, e->colidx32));
   PetscCall(MatSeqAIJELLRCompose(A, e->typeformat, PETSC_FALSE));
+#if defined(PETSCELLR_CUSPARSE_BASE)
+  if (e->cusparse) {
+    PetscCall(MatSeqAIJELLRInstallCUSPARSE(A, e, PETSC_FALSE));
+    PetscCall(MatSeqAIJELLRDetach(A)); /* frees e */
+    PetscFunctionReturn(0);
+  }
+#endif
   e->magic = 0;
   PetscCall(PetscFree(A->spptr));
   PetscFunctionReturn(0);
@@ -358,11 +365,22 @@ static PetscErrorCode MatDuplicate_SeqAIJELLR(Mat A, MatDuplicateOption op, Mat 
     PetscCall((*MatSeqAIJELLR_AIJOps.duplicate)(A, op, B));
     PetscFunctionReturn(0);
   }
-  /* AIJ's duplicate creates a matrix of A's type name, hence of this type; give it A's settings */
-  PetscCall((*e->baseops.duplicate)(A, op, B));
+  /* AIJ's duplicate creates a matrix of A's type name, hence of this type; give it A's settings.  aijcusparse's makes
+     a seqaijcusparse (called under that name, so that it does not make one of this type first), converted here. */
+  {
+    PetscErrorCode ierr;
+#if defined(PETSCELLR_CUSPARSE_BASE)
+    PetscCall(MatSeqAIJELLRRename(A, PETSC_TRUE));
+#endif
+    ierr = (*e->baseops.duplicate)(A, op, B);
+#if defined(PETSCELLR_CUSPARSE_BASE)
+    PetscCall(MatSeqAIJELLRRename(A, PETSC_FALSE));
+#endif
+    PetscCall(ierr);
+  }
   if (!MatSeqAIJELLRGetData(*B)) PetscCall(MatConvert_SeqAIJ_SeqAIJELLR_Format(*B, e->settings.format, &e->settings, MAT_INPLACE_MATRIX, B));
   else PetscCall(MatSeqAIJELLRSetSettings(*B, &e->settings));
-  PetscCall(MatSeqAIJELLRInstallOps(*B, (Mat_SeqAIJELLR *)(*B)->spptr));
+  PetscCall(MatSeqAIJELLRInstallOps(*B, MatSeqAIJELLRGetData(*B)));
   PetscFunctionReturn(0);
 }
 
@@ -389,6 +407,7 @@ PetscErrorCode MatConvert_SeqAIJELLR_SeqAIJ(Mat A, MatType type, MatReuse reuse,
 {
   Mat             B;
   Mat_SeqAIJELLR *e;
+  PetscBool       cusparse;
 
   PetscFunctionBegin;
   if (reuse == MAT_REUSE_MATRIX) {
@@ -399,6 +418,7 @@ PetscErrorCode MatConvert_SeqAIJELLR_SeqAIJ(Mat A, MatType type, MatReuse reuse,
   B = *newmat;
   e = MatSeqAIJELLRGetData(B);
   PetscCheck(e, PETSC_COMM_SELF, PETSC_ERR_ARG_WRONGSTATE, "This %s matrix was factored in place: a factored matrix cannot be converted; factor a copy (MatDuplicate()) to keep the matrix", ((PetscObject)B)->type_name);
+  cusparse = e->cusparse;
   PetscCall(MatELLRRestoreBaseOps(B, &e->baseops, MatSeqAIJELLR_Ops, PETSC_STATIC_ARRAY_LENGTH(MatSeqAIJELLR_Ops)));
   PetscCall(PetscObjectComposeFunction((PetscObject)B, "MatRetrieveValues_C", e->baseretrievevalues));
   PetscCall(PetscObjectComposeFunction((PetscObject)B, "MatSeqAIJSetPreallocation_C", e->baseprealloc));
@@ -409,6 +429,17 @@ PetscErrorCode MatConvert_SeqAIJELLR_SeqAIJ(Mat A, MatType type, MatReuse reuse,
   if (e->baseresethash) PetscCall(PetscObjectComposeFunction((PetscObject)B, "MatResetHash_C", e->baseresethash));
   if (e->inodes_off) PetscCall(MatSetOption(B, MAT_USE_INODES, PETSC_TRUE));
   PetscCall(MatSeqAIJELLRFree(B));
+  if (cusparse) {
+    /* the base is an aijcusparse matrix: it stays one when asked for (the blocks of an MPI matrix), else it becomes
+       a MATSEQAIJ as any aijcusparse matrix does */
+    PetscBool tocusparse;
+    PetscCall(PetscObjectChangeTypeName((PetscObject)B, MATSEQAIJCUSPARSE));
+    PetscCall(PetscStrbeginswith(type ? type : "", "seqaijcusparse", &tocusparse));
+    if (!tocusparse) PetscCall(PetscStrcmp(type, MATAIJCUSPARSE, &tocusparse));
+    if (!tocusparse) PetscCall(MatConvert(B, MATSEQAIJ, MAT_INPLACE_MATRIX, &B));
+    *newmat = B;
+    PetscFunctionReturn(0);
+  }
   PetscCall(MatELLRSetDefaultVecType(B, NULL));
   MatELLRSetBoundToCPU(B, PETSC_TRUE);
   PetscCall(PetscObjectChangeTypeName((PetscObject)B, MATSEQAIJ));
@@ -462,6 +493,8 @@ PetscErrorCode MatConvert_SeqAIJ_SeqAIJELLR_Format(Mat A, MatELLRFormat format, 
 {
   Mat             B;
   Mat_SeqAIJELLR *e;
+  MatELLRSettings s;
+  PetscBool       cusparse = PETSC_FALSE;
 
   PetscFunctionBegin;
   if (reuse == MAT_REUSE_MATRIX) {
@@ -472,12 +505,28 @@ PetscErrorCode MatConvert_SeqAIJ_SeqAIJELLR_Format(Mat A, MatELLRFormat format, 
   B = *newmat;
   PetscCall(MatSeqAIJELLRCaptureAIJOps(B));
   PetscCall(MatELLRCheckBaseOps(B, &MatSeqAIJELLR_AIJOps, MatSeqAIJELLR_Ops, PETSC_STATIC_ARRAY_LENGTH(MatSeqAIJELLR_Ops)));
-  PetscCheck(!B->spptr, PETSC_COMM_SELF, PETSC_ERR_ARG_WRONG, "Cannot convert a matrix that already carries GPU or other extra data (type %s) to %s: convert it to MATSEQAIJ first", ((PetscObject)B)->type_name, MatELLRTypeName(format, PETSC_FALSE));
+  if (settings) s = *settings;
+  else {
+    PetscCall(MatELLRSettingsDefault(format, &s));
+    /* options also reach matrices that never see MatSetFromOptions() (DMCreateMatrix, MatConvert) */
+    PetscCall(MatELLRSettingsFromOptionsDatabase(B, &s));
+  }
+#if defined(PETSCELLR_CUSPARSE_BASE)
+  /* with the CUDA backend a CUDA PETSc's aijcusparse is the base: its factorizations, products, COO assembly and
+     vector operations run on the GPU as they do for aijcusparse */
+  PetscCall(MatSeqAIJELLRToCUSPARSEBase(B, s.backend, &cusparse));
+#endif
+  PetscCheck(!B->spptr || cusparse, PETSC_COMM_SELF, PETSC_ERR_ARG_WRONG, "Cannot convert a matrix that already carries GPU or other extra data (type %s) to %s: convert it to MATSEQAIJ first", ((PetscObject)B)->type_name, MatELLRTypeName(format, PETSC_FALSE));
   PetscCall(MatELLRCheckBaseOps(B, B->ops, MatSeqAIJELLR_Ops, PETSC_STATIC_ARRAY_LENGTH(MatSeqAIJELLR_Ops))); /* before anything is allocated */
   PetscCall(PetscNew(&e));
-  e->magic   = MAT_SEQAIJELLR_MAGIC;
-  e->owner   = B;
-  B->spptr   = e;
+  e->magic    = MAT_SEQAIJELLR_MAGIC;
+  e->owner    = B;
+  e->cusparse = cusparse;
+#if defined(PETSCELLR_CUSPARSE_BASE)
+  if (cusparse) PetscCall(MatSeqAIJELLRAttach(B, e));
+  else
+#endif
+    B->spptr = e;
   e->baseops = *B->ops;
   PetscCall(PetscObjectQueryFunction((PetscObject)B, "MatRetrieveValues_C", &e->baseretrievevalues));
   PetscCall(PetscObjectQueryFunction((PetscObject)B, "MatSeqAIJSetPreallocation_C", &e->baseprealloc));
@@ -488,16 +537,14 @@ PetscErrorCode MatConvert_SeqAIJ_SeqAIJELLR_Format(Mat A, MatELLRFormat format, 
   PetscCall(PetscObjectQueryFunction((PetscObject)B, "MatResetHash_C", &e->baseresethash));
   PetscCheck(e->baseretrievevalues && e->baseprealloc && e->baseprealloccsr && e->baseresetprealloc && e->basecoo && e->basecolumnindices, PETSC_COMM_SELF, PETSC_ERR_PLIB, "This PETSc's MATSEQAIJ lacks a composed method petsc-ellr wraps");
   e->typeformat = format;
-  if (settings) e->settings = *settings;
-  else {
-    PetscCall(MatELLRSettingsDefault(format, &e->settings));
-    /* options also reach matrices that never see MatSetFromOptions() (DMCreateMatrix, MatConvert) */
-    PetscCall(MatELLRSettingsFromOptionsDatabase(B, &e->settings));
-  }
+  e->settings   = s;
 
   PetscCheck(e->baseops.zerorows && e->baseops.zerorowscolumns && e->baseops.setoption && e->baseops.shift, PETSC_COMM_SELF, PETSC_ERR_PLIB, "This PETSc's MATSEQAIJ lacks an op petsc-ellr wraps");
   PetscCall(MatELLRInstallOps(B, MatSeqAIJELLR_Ops, PETSC_STATIC_ARRAY_LENGTH(MatSeqAIJELLR_Ops)));
   PetscCall(MatSeqAIJELLRCompose(B, format, PETSC_TRUE));
+#if defined(PETSCELLR_CUSPARSE_BASE)
+  if (cusparse) PetscCall(MatSeqAIJELLRInstallCUSPARSE(B, e, PETSC_TRUE));
+#endif
   PetscCall(MatELLRSetDefaultVecType(B, &e->settings.backend));
 #if defined(PETSCELLR_HAVE_CUDA)
   {
@@ -505,7 +552,7 @@ PetscErrorCode MatConvert_SeqAIJ_SeqAIJELLR_Format(Mat A, MatELLRFormat format, 
        (creating the CUDA context takes 0.1-0.4 s) */
     MatELLRBackend backend;
     PetscCall(MatELLRResolveBackend(e->settings.backend, &backend));
-    if (backend == MAT_ELLR_BACKEND_CUDA) {
+    if (backend == MAT_ELLR_BACKEND_CUDA && !cusparse) { /* aijcusparse has its own device and no I-nodes */
       PetscCall(MatELLRSelectDevice());
       /* AIJ's I-node search (an O(nnz) pass in every MatAssemblyEnd(): 30-50 ms on a 4M-row stencil) serves
          only its own CPU kernels, which GPU products never run: off, as MATSEQAIJCUSPARSE does.  Converting

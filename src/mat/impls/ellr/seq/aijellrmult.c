@@ -124,7 +124,7 @@ static PetscErrorCode MatELLRVecRestore(Vec v, PetscBool dev, MatELLRAccess mode
 /* -mat_ellr_verify: the GPU's y against the CPU engine's product of the same CSR, x and z. */
 static PetscErrorCode MatSeqAIJELLRVerify(Mat A, Vec x, Vec z0, Vec y, PetscBool transpose)
 {
-  Mat_SeqAIJELLR    *e = (Mat_SeqAIJELLR *)A->spptr;
+  Mat_SeqAIJELLR    *e = MatSeqAIJELLRGetData(A);
   ellr_params        p = e->settings.eng;
   ellr_csr           csr;
   ellr_matrix        ref;
@@ -177,7 +177,7 @@ static PetscErrorCode MatSeqAIJELLRUsesStoredTranspose(Mat A, Mat_SeqAIJELLR *e,
    (host vectors, CPU-bound ones, MPIAIJ's host ghost vector) staged by the engine through pinned buffers. */
 static PetscErrorCode MatMultCUDA_SeqAIJELLR(Mat A, Vec x, Vec z, Vec y, PetscBool transpose)
 {
-  Mat_SeqAIJELLR *e = (Mat_SeqAIJELLR *)A->spptr;
+  Mat_SeqAIJELLR *e = MatSeqAIJELLRGetData(A);
   PetscBool       dx, dz, dy;
   PetscScalar    *ax, *az = NULL, *ay;
   void           *stream;

@@ -18,8 +18,16 @@ static PetscBool MatSeqAIJELLR_AIJOpsCaptured = PETSC_FALSE;
 /* A plain SEQAIJ's ops, for matrices whose header lost this type's data (see MatSeqAIJELLRGetData()). */
 PetscErrorCode MatSeqAIJELLRCaptureAIJOps(Mat B)
 {
+  Mat T;
+
   PetscFunctionBegin;
-  PetscCall(MatELLRCaptureBaseOps(B, &MatSeqAIJELLR_AIJOps, &MatSeqAIJELLR_AIJOpsCaptured));
+  (void)B;
+  if (MatSeqAIJELLR_AIJOpsCaptured) PetscFunctionReturn(0);
+  /* from a matrix of its own: the one converted may already be an aijcusparse matrix (an MPI block) */
+  PetscCall(MatCreate(PETSC_COMM_SELF, &T));
+  PetscCall(MatSetType(T, MATSEQAIJ));
+  PetscCall(MatELLRCaptureBaseOps(T, &MatSeqAIJELLR_AIJOps, &MatSeqAIJELLR_AIJOpsCaptured));
+  PetscCall(MatDestroy(&T));
   PetscFunctionReturn(0);
 }
 
@@ -59,7 +67,12 @@ PetscErrorCode MatELLRGetProductCount_SeqAIJELLR(Mat A, PetscInt *count)
 Mat_SeqAIJELLR *MatSeqAIJELLRGetData(Mat A)
 {
   Mat_SeqAIJELLR *e = (Mat_SeqAIJELLR *)A->spptr;
-  return e && e->magic == MAT_SEQAIJELLR_MAGIC ? e : NULL;
+  if (e && e->magic == MAT_SEQAIJELLR_MAGIC) return e;
+#if defined(PETSCELLR_CUSPARSE_BASE)
+  return MatSeqAIJELLRGetAttached(A); /* on the aijcusparse base, spptr is aijcusparse's */
+#else
+  return NULL;
+#endif
 }
 
 /* Storages of this process holding page-locked host arrays: MPIAIJ's insertion (mpiaijellr.c) looks at its
@@ -250,7 +263,7 @@ static PetscErrorCode MatSeqAIJELLRCompressRows(Mat_SeqAIJELLR *e, PetscBool pat
    every call (they are what tells a changed pattern), the column indices only when the pattern changed. */
 PetscErrorCode MatSeqAIJELLRGetCSR(Mat A, PetscBool pattern_changed, ellr_csr *csr)
 {
-  Mat_SeqAIJELLR    *e = (Mat_SeqAIJELLR *)A->spptr;
+  Mat_SeqAIJELLR    *e = MatSeqAIJELLRGetData(A);
   PetscInt           n;
   const PetscInt    *ia, *ja;
   const PetscScalar *aa;
@@ -348,7 +361,7 @@ static PetscErrorCode MatSeqAIJELLRBuildGPU(Mat A, Mat_SeqAIJELLR *e, const ellr
 */
 PetscErrorCode MatSeqAIJELLRUpdateTranspose(Mat A)
 {
-  Mat_SeqAIJELLR *e = (Mat_SeqAIJELLR *)A->spptr;
+  Mat_SeqAIJELLR *e = MatSeqAIJELLRGetData(A);
   ellr_csr        csr;
   void           *stream;
 
@@ -383,6 +396,31 @@ PetscErrorCode MatSeqAIJELLRUpdateTranspose(Mat A)
 }
 #endif
 
+#if defined(PETSCELLR_CUSPARSE_BASE)
+/* On the aijcusparse base: built, or refilled, from aijcusparse's device CSR (its upload, done by it and logged by
+   PETSc, is the only one; nothing is page-locked, no host pass over the values).  A value change is a refill on the
+   GPU from aijcusparse's device values. */
+static PetscErrorCode MatSeqAIJELLRUpdateFromDevice(Mat A, Mat_SeqAIJELLR *e, PetscBool rebuild)
+{
+  ellr_csr csr;
+  void    *stream;
+
+  PetscFunctionBegin;
+  PetscCall(MatSeqAIJELLRGetDeviceCSR(A, &csr));
+  if (!rebuild && (int64_t)csr.rowptr[csr.nrows] != MatSeqAIJELLRGetPlan(e)->stats.nnz) { /* a pattern replaced behind the nonzero state */
+    rebuild = PETSC_TRUE;
+    PetscCall(MatSeqAIJELLRFreeStorage(e));
+  }
+  if (rebuild) PetscCall(MatSeqAIJELLRBuildGPU(A, e, &csr));
+  else {
+    PetscCall(MatELLRGetStream(&stream));
+    PetscCall(MatSeqAIJELLREngineCheck(e, ellr_cuda_update_values(e->dev, &csr, stream), "Refilling the ELLPACK-R storage from aijcusparse's device values"));
+  }
+  PetscCall(MatSeqAIJELLRRestoreDeviceCSR(A, &csr));
+  PetscFunctionReturn(0);
+}
+#endif
+
 /*
   Makes the ELLPACK-R storage agree with the AIJ matrix: nothing when neither values nor pattern changed, a
   value refill when only values changed (what SNES and TS do every step), a rebuild when the pattern or the
@@ -391,7 +429,7 @@ PetscErrorCode MatSeqAIJELLRUpdateTranspose(Mat A)
 */
 PetscErrorCode MatSeqAIJELLRUpdate(Mat A)
 {
-  Mat_SeqAIJELLR  *e = (Mat_SeqAIJELLR *)A->spptr;
+  Mat_SeqAIJELLR  *e = MatSeqAIJELLRGetData(A);
   PetscObjectState state;
   PetscBool        rebuild;
   ellr_csr         csr;
@@ -411,6 +449,17 @@ PetscErrorCode MatSeqAIJELLRUpdate(Mat A)
 #endif
   PetscCall(PetscLogEventBegin(MAT_ELLRBuild, A, 0, 0, 0));
   if (rebuild) PetscCall(MatSeqAIJELLRFreeStorage(e));
+#if defined(PETSCELLR_CUSPARSE_BASE)
+  if (e->cusparse && e->backend == MAT_ELLR_BACKEND_CUDA) {
+    PetscCall(MatSeqAIJELLRUpdateFromDevice(A, e, rebuild));
+    PetscCall(PetscLogEventEnd(MAT_ELLRBuild, A, 0, 0, 0));
+    e->built   = PETSC_TRUE;
+    e->state   = state;
+    e->nzstate = A->nonzerostate;
+    e->ncols   = A->cmap->n;
+    PetscFunctionReturn(0);
+  }
+#endif
   PetscCall(MatSeqAIJELLRGetCSR(A, rebuild, &csr));
   /* a pattern replaced behind the nonzero state: the count of nonzeros tells */
   if (!rebuild && (int64_t)csr.rowptr[csr.nrows] != MatSeqAIJELLRGetPlan(e)->stats.nnz) {

@@ -1,0 +1,336 @@
+/*
+  aijellrcusparse.c - MATSEQAIJELLRT and MATSEQAIJPELLR on the MATSEQAIJCUSPARSE base (a PETSc built with CUDA, this
+  library with its CUDA backend, 32-bit PetscInt).
+
+  The matrix is an aijcusparse matrix under this type's name: aijcusparse's device CSR, its upload (the only one,
+  logged by PETSc), its factorizations (cuSPARSE ILU(0)/ICC(0) and triangular solves), its sparse products
+  (SpGEMM for PtAP, AB, AtB; SpMM for sparse x dense), its COO assembly from device arrays and its vector
+  operations (MatScale, MatShift, MatAXPY, MatDiagonalScale, MatGetDiagonal, MatZeroEntries) all stay on the
+  GPU; only the four products y = A x (+ z), y = A^T x (+ z) run on the ELLPACK-R storage, filled on the GPU from
+  aijcusparse's device arrays (aijellrstorage.c).
+
+  aijcusparse's own routines check that their matrices are named exactly "seqaijcusparse" (its products in every
+  build, its factor registration, its duplicate; more in a PETSc debug build).  Those reached through this type
+  are called with the matrix renamed seqaijcusparse for the call (MatSeqAIJELLRRename(), nested calls counted):
+  the product phases, the factor creation, the duplicate and the device CSR access.  Its data lives in a
+  container composed on the matrix, as aijcusparse's own fills spptr.
+*/
+#include "../ellrimpl.h"
+
+#if defined(PETSCELLR_CUSPARSE_BASE)
+
+  #define MAT_SEQAIJELLR_DATA "MatSeqAIJELLR_Data"
+
+/* This type's data composed on A, when it belongs to A's current data (a header merge brings another's). */
+Mat_SeqAIJELLR *MatSeqAIJELLRGetAttached(Mat A)
+{
+  PetscContainer  c = NULL;
+  Mat_SeqAIJELLR *e = NULL;
+
+  if (PetscObjectQuery((PetscObject)A, MAT_SEQAIJELLR_DATA, (PetscObject *)&c) || !c) return NULL;
+  if (PetscContainerGetPointer(c, (void **)&e) || !e) return NULL;
+  return e->magic == MAT_SEQAIJELLR_MAGIC && e->basedata == A->data ? e : NULL;
+}
+
+PetscErrorCode MatSeqAIJELLRAttach(Mat A, Mat_SeqAIJELLR *e)
+{
+  PetscContainer c;
+
+  PetscFunctionBegin;
+  e->basedata = A->data;
+  PetscCall(PetscContainerCreate(PETSC_COMM_SELF, &c));
+  PetscCall(PetscContainerSetPointer(c, e));
+  PetscCall(PetscObjectCompose((PetscObject)A, MAT_SEQAIJELLR_DATA, (PetscObject)c));
+  PetscCall(PetscContainerDestroy(&c));
+  PetscFunctionReturn(0);
+}
+
+/* Frees this type's data and removes the container. */
+PetscErrorCode MatSeqAIJELLRDetach(Mat A)
+{
+  Mat_SeqAIJELLR *e = MatSeqAIJELLRGetAttached(A);
+
+  PetscFunctionBegin;
+  PetscCall(PetscObjectCompose((PetscObject)A, MAT_SEQAIJELLR_DATA, NULL));
+  if (e) e->magic = 0;
+  PetscCall(PetscFree(e));
+  PetscFunctionReturn(0);
+}
+
+/* A plain SEQAIJ becomes a SEQAIJCUSPARSE in place when the products are to run on the GPU; *cusparse says whether
+   B is (now) an aijcusparse matrix.  No GPU visible, or the CPU or AIJ backend asked for: B stays as it is. */
+PetscErrorCode MatSeqAIJELLRToCUSPARSEBase(Mat B, MatELLRBackend asked, PetscBool *cusparse)
+{
+  MatELLRBackend backend;
+  PetscBool      isaij;
+
+  PetscFunctionBegin;
+  PetscCall(PetscObjectTypeCompare((PetscObject)B, MATSEQAIJCUSPARSE, cusparse));
+  if (*cusparse || B->factortype != MAT_FACTOR_NONE) PetscFunctionReturn(0);
+  PetscCall(MatELLRResolveBackend(asked, &backend));
+  if (backend != MAT_ELLR_BACKEND_CUDA) PetscFunctionReturn(0);
+  PetscCall(PetscObjectTypeCompare((PetscObject)B, MATSEQAIJ, &isaij));
+  if (!isaij) PetscFunctionReturn(0);
+  {
+    /* aijcusparse's own converter, as MatCreate_SeqAIJCUSPARSE() uses it: MatConvert() refuses a matrix not assembled */
+    PetscErrorCode (*conv)(Mat, MatType, MatReuse, Mat *) = NULL;
+    PetscCall(PetscObjectQueryFunction((PetscObject)B, "MatConvert_seqaij_seqaijcusparse_C", &conv));
+    PetscCheck(conv, PETSC_COMM_SELF, PETSC_ERR_PLIB, "This PETSc's MATSEQAIJ has no converter to MATSEQAIJCUSPARSE");
+    PetscCall((*conv)(B, MATSEQAIJCUSPARSE, MAT_INPLACE_MATRIX, &B));
+  }
+  *cusparse = PETSC_TRUE;
+  PetscFunctionReturn(0);
+}
+
+/* M (if of this type on the aijcusparse base) named seqaijcusparse (on) or its own name again (off, when the
+   outermost renaming ends). */
+PetscErrorCode MatSeqAIJELLRRename(Mat M, PetscBool on)
+{
+  Mat_SeqAIJELLR *e = M ? MatSeqAIJELLRGetData(M) : NULL;
+
+  PetscFunctionBegin;
+  if (!e || !e->cusparse) PetscFunctionReturn(0);
+  if (on) {
+    if (e->renamed++ == 0) PetscCall(PetscObjectChangeTypeName((PetscObject)M, MATSEQAIJCUSPARSE));
+  } else if (e->renamed > 0 && --e->renamed == 0) PetscCall(PetscObjectChangeTypeName((PetscObject)M, MatELLRTypeName(e->typeformat, PETSC_FALSE)));
+  PetscFunctionReturn(0);
+}
+
+/* The matrices of C's product renamed (on) or named back (off). */
+static PetscErrorCode MatProductRename_SeqAIJELLR(Mat C, PetscBool on)
+{
+  Mat_Product *p = C->product;
+
+  PetscFunctionBegin;
+  if (!p) PetscFunctionReturn(0);
+  PetscCall(MatSeqAIJELLRRename(p->A, on));
+  PetscCall(MatSeqAIJELLRRename(p->B, on));
+  PetscCall(MatSeqAIJELLRRename(p->C, on));
+  PetscFunctionReturn(0);
+}
+
+/* Calls f(C) with the product's matrices under aijcusparse's name. */
+static PetscErrorCode MatProductCallRenamed_SeqAIJELLR(Mat C, PetscErrorCode (*f)(Mat))
+{
+  PetscErrorCode ierr;
+
+  PetscFunctionBegin;
+  PetscCall(MatProductRename_SeqAIJELLR(C, PETSC_TRUE));
+  ierr = (*f)(C);
+  PetscCall(MatProductRename_SeqAIJELLR(C, PETSC_FALSE));
+  PetscCall(ierr);
+  PetscFunctionReturn(0);
+}
+
+static PetscErrorCode MatProductNumeric_SeqAIJELLR(Mat C)
+{
+  PetscErrorCode (*f)(Mat) = NULL;
+
+  PetscFunctionBegin;
+  PetscCall(PetscObjectQueryFunction((PetscObject)C, "MatELLRProductNumericBase_C", &f));
+  PetscCheck(f, PETSC_COMM_SELF, PETSC_ERR_PLIB, "A product of a petsc-ellr matrix lost its numeric phase");
+  PetscCall(MatProductCallRenamed_SeqAIJELLR(C, f));
+  PetscFunctionReturn(0);
+}
+
+static PetscErrorCode MatProductSymbolic_SeqAIJELLR(Mat C)
+{
+  PetscErrorCode (*f)(Mat) = NULL;
+
+  PetscFunctionBegin;
+  PetscCall(PetscObjectQueryFunction((PetscObject)C, "MatELLRProductSymbolicBase_C", &f));
+  PetscCheck(f, PETSC_COMM_SELF, PETSC_ERR_PLIB, "A product of a petsc-ellr matrix lost its symbolic phase");
+  PetscCall(MatProductCallRenamed_SeqAIJELLR(C, f));
+  if (C->ops->productnumeric && C->ops->productnumeric != MatProductNumeric_SeqAIJELLR) {
+    PetscCall(PetscObjectComposeFunction((PetscObject)C, "MatELLRProductNumericBase_C", C->ops->productnumeric));
+    C->ops->productnumeric = MatProductNumeric_SeqAIJELLR;
+  }
+  PetscFunctionReturn(0);
+}
+
+/* MatProduct with a matrix of this type: aijcusparse's choice of algorithm (SpGEMM with an aijcusparse or a matrix of
+   this type, SpMM with a dense CUDA matrix, host routines with host matrices), made and run under its name. */
+static PetscErrorCode MatProductSetFromOptions_SeqAIJELLR(Mat C)
+{
+  Mat_Product    *p = C->product;
+  Mat_SeqAIJELLR *e = MatSeqAIJELLRGetData(p->A);
+  PetscErrorCode (*base)(Mat) = e ? e->baseops.productsetfromoptions : p->A->ops->productsetfromoptions;
+
+  PetscFunctionBegin;
+  if (base == MatProductSetFromOptions_SeqAIJELLR) { /* A is not of this type but B is: aijcusparse's own for A */
+    PetscCall(PetscObjectQueryFunction((PetscObject)p->A, "MatProductSetFromOptions_seqaijcusparse_seqaijcusparse_C", &base));
+  }
+  PetscCheck(base && base != MatProductSetFromOptions_SeqAIJELLR, PETSC_COMM_SELF, PETSC_ERR_SUP, "No product of a %s matrix with a %s matrix: convert one of them to MATAIJCUSPARSE", ((PetscObject)p->A)->type_name, ((PetscObject)p->B)->type_name);
+  PetscCall(MatProductCallRenamed_SeqAIJELLR(C, base));
+  if (C->ops->productsymbolic && C->ops->productsymbolic != MatProductSymbolic_SeqAIJELLR) {
+    PetscCall(PetscObjectComposeFunction((PetscObject)C, "MatELLRProductSymbolicBase_C", C->ops->productsymbolic));
+    C->ops->productsymbolic = MatProductSymbolic_SeqAIJELLR;
+  }
+  PetscFunctionReturn(0);
+}
+
+/* MatBindToCPU(): aijcusparse's, which puts its own (or AIJ's) products, product selection and COO methods in A's
+   ops; this type's products go back over them (they run AIJ's host products while A is bound). */
+static PetscErrorCode MatBindToCPU_SeqAIJELLR(Mat A, PetscBool flg)
+{
+  Mat_SeqAIJELLR *e = MatSeqAIJELLRGetData(A);
+
+  PetscFunctionBegin;
+  if (!e) {
+    A->boundtocpu = flg;
+    PetscFunctionReturn(0);
+  }
+  PetscCall((*e->baseops.bindtocpu)(A, flg));
+  PetscCall(MatSeqAIJELLRInstallCUSPARSE(A, e, PETSC_TRUE));
+  PetscFunctionReturn(0);
+}
+
+/* The ops this type installs over aijcusparse's, and the composed product selections (every name a product of this
+   type with another type is looked up by). */
+static const MatELLROp MatSeqAIJELLR_CUSPARSEOps[] = {
+  MAT_ELLR_OP(mult, MatMult_SeqAIJELLR),
+  MAT_ELLR_OP(multadd, MatMultAdd_SeqAIJELLR),
+  MAT_ELLR_OP(multtranspose, MatMultTranspose_SeqAIJELLR),
+  MAT_ELLR_OP(multtransposeadd, MatMultTransposeAdd_SeqAIJELLR),
+  MAT_ELLR_OP(productsetfromoptions, MatProductSetFromOptions_SeqAIJELLR),
+  MAT_ELLR_OP(bindtocpu, MatBindToCPU_SeqAIJELLR),
+};
+
+static PetscErrorCode MatSeqAIJELLRComposeProducts(Mat A, const char *name, PetscBool on)
+{
+  static const char *const others[] = {MATSEQAIJCUSPARSE, MATSEQDENSECUDA, MATSEQDENSE, MATSEQAIJELLRT, MATSEQAIJPELLR};
+  char                     fname[256];
+  PetscErrorCode (*f)(Mat) = on ? MatProductSetFromOptions_SeqAIJELLR : NULL;
+
+  PetscFunctionBegin;
+  for (size_t k = 0; k < PETSC_STATIC_ARRAY_LENGTH(others); k++) {
+    PetscCall(PetscSNPrintf(fname, sizeof(fname), "MatProductSetFromOptions_%s_%s_C", name, others[k]));
+    PetscCall(PetscObjectComposeFunction((PetscObject)A, fname, f));
+    if (k == 0 || k >= 3) { /* the sparse ones also with this type second */
+      PetscCall(PetscSNPrintf(fname, sizeof(fname), "MatProductSetFromOptions_%s_%s_C", others[k], name));
+      PetscCall(PetscObjectComposeFunction((PetscObject)A, fname, f));
+    }
+  }
+  PetscFunctionReturn(0);
+}
+
+/* on: this type's ops over aijcusparse's (what aijcusparse put there since is kept as the base) and its composed
+   methods; off: aijcusparse's back.  Called at conversion, after aijcusparse's MatBindToCPU(), and at conversion
+   back. */
+PetscErrorCode MatSeqAIJELLRInstallCUSPARSE(Mat A, Mat_SeqAIJELLR *e, PetscBool on)
+{
+  const char *name = MatELLRTypeName(e->typeformat, PETSC_FALSE);
+  PetscErrorCode (*coo)(Mat, PetscCount, PetscInt[], PetscInt[]) = NULL;
+
+  PetscFunctionBegin;
+  if (!on) {
+    PetscCall(MatELLRRestoreBaseOps(A, &e->baseops, MatSeqAIJELLR_CUSPARSEOps, PETSC_STATIC_ARRAY_LENGTH(MatSeqAIJELLR_CUSPARSEOps)));
+    PetscCall(MatSeqAIJELLRComposeProducts(A, name, PETSC_FALSE));
+    PetscFunctionReturn(0);
+  }
+  for (size_t k = 0; k < PETSC_STATIC_ARRAY_LENGTH(MatSeqAIJELLR_CUSPARSEOps); k++) {
+    MatELLROpFn *slot = (MatELLROpFn *)(void *)((char *)A->ops + MatSeqAIJELLR_CUSPARSEOps[k].offset);
+    MatELLROpFn *base = (MatELLROpFn *)(void *)((char *)&e->baseops + MatSeqAIJELLR_CUSPARSEOps[k].offset);
+    if (*slot != MatSeqAIJELLR_CUSPARSEOps[k].fn) *base = *slot;
+    *slot = MatSeqAIJELLR_CUSPARSEOps[k].fn;
+  }
+  /* aijcusparse's MatBindToCPU() composes its own COO preallocation (or none): this type's wrapper goes back */
+  PetscCall(PetscObjectQueryFunction((PetscObject)A, "MatSetPreallocationCOO_C", &coo));
+  if (coo && coo != MatSetPreallocationCOO_SeqAIJELLR) {
+    e->basecoo = coo;
+    PetscCall(PetscObjectComposeFunction((PetscObject)A, "MatSetPreallocationCOO_C", MatSetPreallocationCOO_SeqAIJELLR));
+  }
+  PetscCall(MatSeqAIJELLRComposeProducts(A, name, PETSC_TRUE));
+  PetscFunctionReturn(0);
+}
+
+/* The CSR as the engine takes it from aijcusparse: the host pattern (for the plans of small blocks) and the device
+   arrays, which aijcusparse makes current first (its upload, when the host changed). */
+PetscErrorCode MatSeqAIJELLRGetDeviceCSR(Mat A, ellr_csr *csr)
+{
+  const PetscInt    *ia, *ja, *di = NULL, *dj = NULL;
+  const PetscScalar *dv = NULL;
+  PetscInt           n;
+  PetscBool          done;
+  PetscErrorCode     ierr;
+
+  PetscFunctionBegin;
+  PetscCall(PetscMemzero(csr, sizeof(*csr)));
+  PetscCall(MatGetRowIJ(A, 0, PETSC_FALSE, PETSC_FALSE, &n, &ia, &ja, &done));
+  PetscCheck(done, PETSC_COMM_SELF, PETSC_ERR_PLIB, "MatGetRowIJ() failed on a sequential AIJ matrix");
+  PetscCheck(ia[n] < 2147483647 && A->cmap->n < 2147483647, PETSC_COMM_SELF, PETSC_ERR_SUP, "A block with %" PetscInt_FMT " nonzeros and %" PetscInt_FMT " columns does not fit the 32-bit indices of the ELLPACK-R storage: use more MPI processes", ia[n], A->cmap->n);
+  csr->nrows       = (int32_t)n;
+  csr->ncols       = (int32_t)A->cmap->n;
+  csr->rowptr      = (const int32_t *)ia;
+  csr->colidx      = (const int32_t *)ja;
+  csr->nrows_out   = (int32_t)n;
+  csr->cols_sorted = 1;
+  if (n > 0 && ia[n] > 0) {
+    PetscCall(MatSeqAIJELLRRename(A, PETSC_TRUE));
+    ierr = MatSeqAIJCUSPARSEGetIJ(A, PETSC_FALSE, &di, &dj);
+    if (!ierr) ierr = MatSeqAIJCUSPARSEGetArrayRead(A, &dv);
+    PetscCall(MatSeqAIJELLRRename(A, PETSC_FALSE));
+    PetscCall(ierr);
+    csr->d_rowptr = (const int32_t *)di;
+    csr->d_colidx = (const int32_t *)dj;
+    csr->d_val    = (const double *)dv;
+  }
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode MatSeqAIJELLRRestoreDeviceCSR(Mat A, ellr_csr *csr)
+{
+  const PetscInt    *ia = (const PetscInt *)csr->rowptr, *ja = (const PetscInt *)csr->colidx, *di = (const PetscInt *)csr->d_rowptr, *dj = (const PetscInt *)csr->d_colidx;
+  const PetscScalar *dv = (const PetscScalar *)csr->d_val;
+  PetscInt           n  = csr->nrows;
+  PetscBool          done;
+  PetscErrorCode     ierr = PETSC_SUCCESS;
+
+  PetscFunctionBegin;
+  if (dv) {
+    PetscCall(MatSeqAIJELLRRename(A, PETSC_TRUE));
+    ierr = MatSeqAIJCUSPARSERestoreArrayRead(A, &dv);
+    if (!ierr) ierr = MatSeqAIJCUSPARSERestoreIJ(A, PETSC_FALSE, &di, &dj);
+    PetscCall(MatSeqAIJELLRRename(A, PETSC_FALSE));
+    PetscCall(ierr);
+  }
+  PetscCall(MatRestoreRowIJ(A, 0, PETSC_FALSE, PETSC_FALSE, &n, &ia, &ja, &done));
+  PetscFunctionReturn(0);
+}
+
+/* -pc_factor_mat_solver_type cusparse (the default for these types, as for aijcusparse): aijcusparse's factor of A
+   (ILU(0)/ICC(0) numeric on the GPU from A's device values, triangular solves with cuSPARSE), made under its name.
+   A matrix of this type kept on the AIJ base (no GPU visible, or the CPU backend) gets PETSc's own factor. */
+static PetscErrorCode MatGetFactor_SeqAIJELLR_CUSPARSE(Mat A, MatFactorType ftype, Mat *F)
+{
+  Mat_SeqAIJELLR *e = MatSeqAIJELLRGetData(A);
+  MatSolverFn    *f = NULL;
+  PetscErrorCode  ierr;
+
+  PetscFunctionBegin;
+  if (e && e->cusparse) PetscCall(MatSolverTypeGet(MATSOLVERCUSPARSE, MATSEQAIJCUSPARSE, ftype, NULL, NULL, &f));
+  else PetscCall(MatSolverTypeGet(MATSOLVERPETSC, MATSEQAIJ, ftype, NULL, NULL, &f));
+  if (!f) { /* no such factorization: MatGetFactor() says so */
+    *F = NULL;
+    PetscFunctionReturn(0);
+  }
+  PetscCall(MatSeqAIJELLRRename(A, PETSC_TRUE));
+  ierr = (*f)(A, ftype, F);
+  PetscCall(MatSeqAIJELLRRename(A, PETSC_FALSE));
+  PetscCall(ierr);
+  PetscFunctionReturn(0);
+}
+
+PetscErrorCode MatSeqAIJELLRRegisterCUSPARSEFactors(void)
+{
+  static const MatFactorType ftypes[] = {MAT_FACTOR_LU, MAT_FACTOR_CHOLESKY, MAT_FACTOR_ILU, MAT_FACTOR_ICC};
+
+  PetscFunctionBegin;
+  for (size_t k = 0; k < PETSC_STATIC_ARRAY_LENGTH(ftypes); k++) {
+    PetscCall(MatSolverTypeRegister(MATSOLVERCUSPARSE, MATSEQAIJELLRT, ftypes[k], MatGetFactor_SeqAIJELLR_CUSPARSE));
+    PetscCall(MatSolverTypeRegister(MATSOLVERCUSPARSE, MATSEQAIJPELLR, ftypes[k], MatGetFactor_SeqAIJELLR_CUSPARSE));
+  }
+  PetscFunctionReturn(0);
+}
+
+#endif
