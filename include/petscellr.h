@@ -61,6 +61,8 @@
                                           else a model from the row statistics
 .  -mat_ellr_pin_host <true>            - page-lock the CSR arrays (cudaHostRegister) while the pattern lives:
                                           uploads and value refreshes at the link's speed
+.  -mat_ellr_cusparse_base <true>       - with a PETSc built with CUDA: build on MATAIJCUSPARSE (factorizations, products,
+                                         COO and vector operations on the GPU); false: on MATAIJ (read when the type is set)
 -  -mat_ellr_verify <false>             - check every GPU product against the CPU engine (slow; for debugging)
 
    Notes:

@@ -324,11 +324,12 @@ t_fn pattern_misc ok_lines 4 "$BUILD/tests/pattern_misc" $ENGINE
 # MatZeroRows/MatZeroRowsColumns inserting diagonal entries; MatDestroy),
 # products against MATAIJ after each; on one rank a negative control (a new nonzero through AIJ's own insertion, past
 # the type's release: on the GPU the next product must fail with PETSC_ERR_PLIB, the one after be right).  On the GPU each route also checks that -mat_view reports the arrays page-locked
-# before it; on the CPU the same routes run on smaller grids, without page-locking.
-RP_N=(); [ "$BACKEND" = cpu ] && RP_N=(-n 40)
+# before it; on the CPU the same routes run on smaller grids, without page-locking.  On the GPU they run on the AIJ base
+# (-mat_ellr_cusparse_base false), whose storage is uploaded from the host CSR; the aijcusparse base page-locks nothing.
+RP_N=(-mat_ellr_cusparse_base false); [ "$BACKEND" = cpu ] && RP_N=(-n 40)
 t_fn refresh_pinning_np1 ok_lines 50 "$BUILD/tests/refresh_pinning" -type ellrt "${RP_N[@]}" $ENGINE
 t_fn refresh_pinning_np2 ok_lines 29 $MPIEXEC -n 2 "$BUILD/tests/refresh_pinning" -type pellr "${RP_N[@]}" $ENGINE
-t_fn refresh_pinning_at_create ok_lines 50 "$BUILD/tests/refresh_pinning" -type pellr -n $([ "$BACKEND" = cpu ] && echo 60 || echo 450) $ENGINE
+t_fn refresh_pinning_at_create ok_lines 50 "$BUILD/tests/refresh_pinning" -type pellr -n $([ "$BACKEND" = cpu ] && echo 60 || echo 450) $([ "$BACKEND" = cpu ] || echo -mat_ellr_cusparse_base false) $ENGINE
 # -help in the MatCreate / MatSetType / MatSetFromOptions order lists the options (2 ranks; on 1 PETSc itself
 # prints no MatSetFromOptions block in that order, for MATAIJ as well)
 t_grep help_order_np2 "-a_mat_type:? <now && -a_mat_ellr_backend:? <now" -- $MPIEXEC -n 2 "$BUILD/tests/help_order" -type ellrt -prefix a_ -help

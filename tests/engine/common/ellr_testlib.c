@@ -35,6 +35,7 @@ static int zlib_load(void)
 ellr_csr tcsr_view(const tcsr *a)
 {
   ellr_csr v;
+  memset(&v, 0, sizeof(v)); /* a host CSR: no device copy */
   v.nrows  = a->nrows;
   v.ncols  = a->ncols;
   v.rowptr = a->rowptr;

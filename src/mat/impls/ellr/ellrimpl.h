@@ -23,6 +23,7 @@ typedef struct {
   PetscBool      verify;  /* check every GPU product against the CPU engine */
   PetscBool      nonempty_rows; /* store only the non-empty rows (MPI off-diagonal blocks: most rows have no ghost entry) */
   PetscInt       transpose; /* GPU MatMultTranspose: MAT_ELLR_TRANSPOSE_* */
+  PetscBool      cusparse_base; /* a CUDA PETSc with the CUDA backend: MATAIJCUSPARSE as the base class (read when the type is set) */
 } MatELLRSettings;
 /* -mat_ellr_transpose: how the GPU multiplies by A^T */
 enum {
@@ -151,7 +152,7 @@ PETSC_INTERN PetscErrorCode MatSeqAIJELLRGetCSR(Mat, PetscBool, ellr_csr *);
 /* The MATSEQAIJCUSPARSE base (aijellrcusparse.c; a PETSc with CUDA, the library with the CUDA backend). */
 #if defined(PETSCELLR_HAVE_CUDA) && defined(PETSCELLR_PETSC_HAS_CUDA) && !defined(PETSC_USE_64BIT_INDICES)
   #define PETSCELLR_CUSPARSE_BASE 1
-PETSC_INTERN PetscErrorCode MatSeqAIJELLRToCUSPARSEBase(Mat, MatELLRBackend, PetscBool *);
+PETSC_INTERN PetscErrorCode MatSeqAIJELLRToCUSPARSEBase(Mat, const MatELLRSettings *, PetscBool *);
 PETSC_INTERN PetscErrorCode MatSeqAIJELLRAttach(Mat, Mat_SeqAIJELLR *);
 PETSC_INTERN PetscErrorCode MatSeqAIJELLRDetach(Mat);
 PETSC_INTERN Mat_SeqAIJELLR *MatSeqAIJELLRGetAttached(Mat);
@@ -160,6 +161,7 @@ PETSC_INTERN PetscErrorCode MatSeqAIJELLRRename(Mat, PetscBool);
 PETSC_INTERN PetscErrorCode MatSeqAIJELLRGetDeviceCSR(Mat, ellr_csr *);
 PETSC_INTERN PetscErrorCode MatSeqAIJELLRRestoreDeviceCSR(Mat, ellr_csr *);
 PETSC_INTERN PetscErrorCode MatSeqAIJELLRRegisterCUSPARSEFactors(void);
+PETSC_INTERN PetscErrorCode MatSeqAIJELLRHostChanged(Mat, PetscBool);
 #endif
 
 PETSC_INTERN PetscErrorCode MatCreate_SeqAIJELLRT(Mat);

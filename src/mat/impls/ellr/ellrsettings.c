@@ -30,6 +30,7 @@ PetscErrorCode MatELLRSettingsDefault(MatELLRFormat format, MatELLRSettings *s)
   s->eng.tune         = ELLR_TUNE_MODEL;
   s->eng.pin_host     = 1;
   s->eng.family       = format == MAT_ELLR_FORMAT_PELLR ? ELLR_FAMILY_AUTO : ELLR_FAMILY_SLICED;
+  s->cusparse_base    = PETSC_TRUE;
   PetscFunctionReturn(0);
 }
 
@@ -62,6 +63,11 @@ PetscErrorCode MatELLRSettingsFromOptions(Mat A, MatELLROptionItems PetscOptions
   PetscCall(PetscOptionsEnum("-mat_ellr_long_join", "How the chunks of a long row meet on the GPU: segmented (partial sums added in a fixed order: the same bits every product) or atomic (atomicAdd into y: rounding may change between products)", "MATELLR", MatELLRLongJoins, join, &join, NULL));
   PetscCall(PetscOptionsEnum("-mat_ellr_transpose", "How the GPU multiplies by the transpose: stored (a transposed copy made at the first MatMultTranspose: the same bits every product) or atomic (A's storage, atomicAdd into y: no second copy, rounding may change between products)", "MATELLR", MatELLRTransposes, transpose, &transpose, NULL));
   PetscCall(PetscOptionsBool("-mat_ellr_pin_host", "Page-lock the CSR arrays while the pattern lives, so that uploads and value refreshes run at the link's speed", "MATELLR", pin, &pin, NULL));
+  {
+    PetscBool cb = s->cusparse_base;
+    PetscCall(PetscOptionsBool("-mat_ellr_cusparse_base", "With a PETSc built with CUDA and the CUDA backend, build on MATAIJCUSPARSE (its factorizations, products, COO assembly and vector operations on the GPU; the storage filled from its device CSR); false: on MATAIJ, the storage uploaded from the host CSR (read when the type is set)", "MATELLR", cb, &cb, NULL));
+    s->cusparse_base = cb;
+  }
   PetscCall(PetscOptionsBool("-mat_ellr_verify", "Check every GPU product against the CPU engine (slow; for debugging)", "MATELLR", verify, &verify, NULL));
   PetscOptionsHeadEnd();
   PetscCall(PetscObjectGetOptionsPrefix((PetscObject)A, &pre));

@@ -58,6 +58,7 @@ ellr_status ellr_transpose_create(const ellr_csr *a, ellr_transpose *t)
     }
   }
   free(next);
+  memset(&t->csr, 0, sizeof(t->csr)); /* no device copy, no compressed rows */
   t->csr.nrows       = m;
   t->csr.ncols       = ellr_csr_rows_out(a);
   t->csr.rowptr      = t->rowptr;

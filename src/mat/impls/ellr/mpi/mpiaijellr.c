@@ -83,6 +83,7 @@ static PetscErrorCode MatMPIAIJELLROffDiagSettings(const MatELLRSettings *parent
   s->transpose           = parent->transpose;
   s->nonempty_rows       = PETSC_TRUE;
   s->eng.family          = ELLR_FAMILY_SLICED; /* a few entries per row: nothing for the CSR kernels to win */
+  s->cusparse_base       = parent->cusparse_base;
   PetscFunctionReturn(0);
 }
 
@@ -487,7 +488,7 @@ static PetscErrorCode MatConvert_MPIAIJ_MPIAIJELLR_Format(Mat A, MatELLRFormat f
     PetscCall(PetscObjectTypeCompare((PetscObject)B, MATMPIAIJCUSPARSE, &cusparse));
     PetscCall(MatELLRResolveBackend(s.backend, &backend));
     PetscCall(PetscObjectTypeCompare((PetscObject)B, MATMPIAIJ, &isaij));
-    if (!cusparse && isaij && backend == MAT_ELLR_BACKEND_CUDA) {
+    if (!cusparse && isaij && backend == MAT_ELLR_BACKEND_CUDA && s.cusparse_base) {
       PetscErrorCode (*conv)(Mat, MatType, MatReuse, Mat *) = NULL;
       /* aijcusparse's own converter: MatConvert() refuses a matrix not assembled */
       PetscCall(PetscObjectQueryFunction((PetscObject)B, "MatConvert_mpiaij_mpiaijcusparse_C", &conv));

@@ -267,6 +267,9 @@ static PetscErrorCode MatSeqAIJSetColumnIndices_SeqAIJELLR(Mat A, PetscInt *indi
   PetscCall(MatSeqAIJELLRCheckData(A, e));
   PetscCall((*e->basecolumnindices)(A, indices));
   PetscCall(MatSeqAIJELLRDrop(A));
+#if defined(PETSCELLR_CUSPARSE_BASE)
+  PetscCall(MatSeqAIJELLRHostChanged(A, PETSC_TRUE)); /* aijcusparse's device pattern is stale too */
+#endif
   PetscFunctionReturn(0);
 }
 
@@ -280,6 +283,9 @@ static PetscErrorCode MatRetrieveValues_SeqAIJELLR(Mat A)
   PetscCall(MatSeqAIJELLRCheckData(A, e));
   PetscCall((*e->baseretrievevalues)(A));
   PetscCall(PetscObjectStateIncrease((PetscObject)A));
+#if defined(PETSCELLR_CUSPARSE_BASE)
+  PetscCall(MatSeqAIJELLRHostChanged(A, PETSC_FALSE));
+#endif
   PetscFunctionReturn(0);
 }
 
@@ -351,6 +357,9 @@ static PetscErrorCode MatDestroy_SeqAIJELLR(Mat A)
     PetscFunctionReturn(0);
   }
   A->ops->destroy = e->baseops.destroy;
+  /* AIJ's in-place ILU(0) factors A's own data (no header merge) and marks A factored: its spptr is still
+     aijcusparse's matrix data, which aijcusparse's destroy frees only for an unfactored matrix */
+  if (e->cusparse && A->factortype != MAT_FACTOR_NONE) A->factortype = MAT_FACTOR_NONE;
   PetscCall(MatSeqAIJELLRFree(A));
   PetscCall((*A->ops->destroy)(A));
   PetscFunctionReturn(0);
@@ -514,7 +523,7 @@ PetscErrorCode MatConvert_SeqAIJ_SeqAIJELLR_Format(Mat A, MatELLRFormat format, 
 #if defined(PETSCELLR_CUSPARSE_BASE)
   /* with the CUDA backend a CUDA PETSc's aijcusparse is the base: its factorizations, products, COO assembly and
      vector operations run on the GPU as they do for aijcusparse */
-  PetscCall(MatSeqAIJELLRToCUSPARSEBase(B, s.backend, &cusparse));
+  PetscCall(MatSeqAIJELLRToCUSPARSEBase(B, &s, &cusparse));
 #endif
   PetscCheck(!B->spptr || cusparse, PETSC_COMM_SELF, PETSC_ERR_ARG_WRONG, "Cannot convert a matrix that already carries GPU or other extra data (type %s) to %s: convert it to MATSEQAIJ first", ((PetscObject)B)->type_name, MatELLRTypeName(format, PETSC_FALSE));
   PetscCall(MatELLRCheckBaseOps(B, B->ops, MatSeqAIJELLR_Ops, PETSC_STATIC_ARRAY_LENGTH(MatSeqAIJELLR_Ops))); /* before anything is allocated */

@@ -12,62 +12,80 @@
   aijcusparse's own routines check that their matrices are named exactly "seqaijcusparse" (its products in every
   build, its factor registration, its duplicate; more in a PETSc debug build).  Those reached through this type
   are called with the matrix renamed seqaijcusparse for the call (MatSeqAIJELLRRename(), nested calls counted):
-  the product phases, the factor creation, the duplicate and the device CSR access.  Its data lives in a
-  container composed on the matrix, as aijcusparse's own fills spptr.
+  the product phases, the factor creation, the duplicate and the device CSR access.  Its data is registered by the
+  matrix's data (below), as aijcusparse's own fills spptr.
 */
 #include "../ellrimpl.h"
 
 #if defined(PETSCELLR_CUSPARSE_BASE)
 
-  #define MAT_SEQAIJELLR_DATA "MatSeqAIJELLR_Data"
+/*
+  Where this type's data is found: aijcusparse holds spptr, so the data is registered by the address of A's
+  Mat_SeqAIJ (A->data).  It travels with the data as spptr does on the AIJ base: a header merge (MatAXPY with another
+  pattern, MatCopy, in-place LU) that brings A another matrix's data brings that matrix's registration with it, or
+  none (A then acts as the plain aijcusparse or AIJ matrix its data is); and it is found while PETSc destroys A's old
+  data inside the merge, when A's composed objects are set aside.  A handful of matrices at a time: a linear search.
+*/
+static Mat_SeqAIJELLR **MatSeqAIJELLRRegistry = NULL;
+static size_t           MatSeqAIJELLRRegistryN = 0, MatSeqAIJELLRRegistryCap = 0;
 
-/* This type's data composed on A, when it belongs to A's current data (a header merge brings another's). */
 Mat_SeqAIJELLR *MatSeqAIJELLRGetAttached(Mat A)
 {
-  PetscContainer  c = NULL;
-  Mat_SeqAIJELLR *e = NULL;
-
-  if (PetscObjectQuery((PetscObject)A, MAT_SEQAIJELLR_DATA, (PetscObject *)&c) || !c) return NULL;
-  if (PetscContainerGetPointer(c, (void **)&e) || !e) return NULL;
-  return e->magic == MAT_SEQAIJELLR_MAGIC && e->basedata == A->data ? e : NULL;
+  for (size_t k = 0; k < MatSeqAIJELLRRegistryN; k++)
+    if (MatSeqAIJELLRRegistry[k]->basedata == A->data) return MatSeqAIJELLRRegistry[k];
+  return NULL;
 }
 
 PetscErrorCode MatSeqAIJELLRAttach(Mat A, Mat_SeqAIJELLR *e)
 {
-  PetscContainer c;
-
   PetscFunctionBegin;
-  e->basedata = A->data;
-  PetscCall(PetscContainerCreate(PETSC_COMM_SELF, &c));
-  PetscCall(PetscContainerSetPointer(c, e));
-  PetscCall(PetscObjectCompose((PetscObject)A, MAT_SEQAIJELLR_DATA, (PetscObject)c));
-  PetscCall(PetscContainerDestroy(&c));
+  PetscCheck(A->data, PETSC_COMM_SELF, PETSC_ERR_PLIB, "A matrix without data cannot take petsc-ellr's");
+  if (MatSeqAIJELLRRegistryN == MatSeqAIJELLRRegistryCap) { /* plain realloc: it outlives PETSc's malloc checks */
+    size_t           cap = MatSeqAIJELLRRegistryCap ? 2 * MatSeqAIJELLRRegistryCap : 64;
+    Mat_SeqAIJELLR **r   = (Mat_SeqAIJELLR **)realloc(MatSeqAIJELLRRegistry, cap * sizeof(*r));
+    PetscCheck(r, PETSC_COMM_SELF, PETSC_ERR_MEM, "Out of memory registering a petsc-ellr matrix");
+    MatSeqAIJELLRRegistry    = r;
+    MatSeqAIJELLRRegistryCap = cap;
+  }
+  e->basedata                                       = A->data;
+  MatSeqAIJELLRRegistry[MatSeqAIJELLRRegistryN++] = e;
   PetscFunctionReturn(0);
 }
 
-/* Frees this type's data and removes the container. */
+/* Frees this type's data of A and its registration. */
 PetscErrorCode MatSeqAIJELLRDetach(Mat A)
 {
-  Mat_SeqAIJELLR *e = MatSeqAIJELLRGetAttached(A);
+  Mat_SeqAIJELLR *e = NULL;
 
   PetscFunctionBegin;
-  PetscCall(PetscObjectCompose((PetscObject)A, MAT_SEQAIJELLR_DATA, NULL));
+  for (size_t k = 0; k < MatSeqAIJELLRRegistryN; k++)
+    if (MatSeqAIJELLRRegistry[k]->basedata == A->data) {
+      e                        = MatSeqAIJELLRRegistry[k];
+      MatSeqAIJELLRRegistry[k] = MatSeqAIJELLRRegistry[--MatSeqAIJELLRRegistryN];
+      break;
+    }
+  if (!MatSeqAIJELLRRegistryN) {
+    free(MatSeqAIJELLRRegistry);
+    MatSeqAIJELLRRegistry    = NULL;
+    MatSeqAIJELLRRegistryCap = 0;
+  }
   if (e) e->magic = 0;
   PetscCall(PetscFree(e));
   PetscFunctionReturn(0);
 }
 
 /* A plain SEQAIJ becomes a SEQAIJCUSPARSE in place when the products are to run on the GPU; *cusparse says whether
-   B is (now) an aijcusparse matrix.  No GPU visible, or the CPU or AIJ backend asked for: B stays as it is. */
-PetscErrorCode MatSeqAIJELLRToCUSPARSEBase(Mat B, MatELLRBackend asked, PetscBool *cusparse)
+   B is (now) an aijcusparse matrix.  No GPU visible, the CPU or AIJ backend or -mat_ellr_cusparse_base false asked
+   for: B stays as it is. */
+PetscErrorCode MatSeqAIJELLRToCUSPARSEBase(Mat B, const MatELLRSettings *s, PetscBool *cusparse)
 {
   MatELLRBackend backend;
   PetscBool      isaij;
 
   PetscFunctionBegin;
   PetscCall(PetscObjectTypeCompare((PetscObject)B, MATSEQAIJCUSPARSE, cusparse));
-  if (*cusparse || B->factortype != MAT_FACTOR_NONE) PetscFunctionReturn(0);
-  PetscCall(MatELLRResolveBackend(asked, &backend));
+  if (*cusparse || B->factortype != MAT_FACTOR_NONE || !s->cusparse_base) PetscFunctionReturn(0);
+  PetscCall(MatELLRResolveBackend(s->backend, &backend));
   if (backend != MAT_ELLR_BACKEND_CUDA) PetscFunctionReturn(0);
   PetscCall(PetscObjectTypeCompare((PetscObject)B, MATSEQAIJ, &isaij));
   if (!isaij) PetscFunctionReturn(0);
@@ -185,6 +203,60 @@ static PetscErrorCode MatBindToCPU_SeqAIJELLR(Mat A, PetscBool flg)
   PetscFunctionReturn(0);
 }
 
+/* AIJ's routines that write A's host arrays directly, past aijcusparse's accessors: the device copy is marked stale
+   (pattern: rebuilt, as after a new nonzero structure; else values only), so that the next use uploads it. */
+PetscErrorCode MatSeqAIJELLRHostChanged(Mat A, PetscBool pattern)
+{
+  Mat_SeqAIJELLR *e = MatSeqAIJELLRGetData(A);
+
+  PetscFunctionBegin;
+  if (!e || !e->cusparse) PetscFunctionReturn(0);
+  if (pattern) A->nonzerostate++;
+  if (A->offloadmask != PETSC_OFFLOAD_UNALLOCATED) A->offloadmask = PETSC_OFFLOAD_CPU;
+  PetscFunctionReturn(0);
+}
+
+/* AIJ's MatTranspose() into an existing matrix (MAT_REUSE_MATRIX) writes its host values directly. */
+static PetscErrorCode MatTranspose_SeqAIJELLR(Mat A, MatReuse reuse, Mat *B)
+{
+  Mat_SeqAIJELLR *e = MatSeqAIJELLRGetData(A);
+
+  PetscFunctionBegin;
+  PetscCall((*(e ? &e->baseops : &MatSeqAIJELLR_AIJOps)->transpose)(A, reuse, B));
+  if (reuse == MAT_REUSE_MATRIX && (*B)->offloadmask != PETSC_OFFLOAD_UNALLOCATED) (*B)->offloadmask = PETSC_OFFLOAD_CPU;
+  PetscFunctionReturn(0);
+}
+
+/* aijcusparse's MatDiagonalScale() and MatGetDiagonal() read and write their vectors on the GPU: with a vector of the
+   host (VECSEQ, as AIJ's matrices make), AIJ's host routine, which reaches A's values through MatSeqAIJGetArray()
+   (so that aijcusparse copies them as needed). */
+static PetscBool MatSeqAIJELLRHostVec(Vec v)
+{
+  PetscBool cuda = PETSC_TRUE;
+  if (v && PetscObjectTypeCompareAny((PetscObject)v, &cuda, VECSEQCUDA, VECMPICUDA, VECCUDA, "")) cuda = PETSC_TRUE;
+  return (PetscBool)!cuda;
+}
+
+static PetscErrorCode MatDiagonalScale_SeqAIJELLR(Mat A, Vec l, Vec r)
+{
+  Mat_SeqAIJELLR *e    = MatSeqAIJELLRGetData(A);
+  PetscBool       host = (PetscBool)(!e || MatSeqAIJELLRHostVec(l) || MatSeqAIJELLRHostVec(r));
+
+  PetscFunctionBegin;
+  PetscCall((*(host ? &MatSeqAIJELLR_AIJOps : &e->baseops)->diagonalscale)(A, l, r));
+  PetscFunctionReturn(0);
+}
+
+static PetscErrorCode MatGetDiagonal_SeqAIJELLR(Mat A, Vec v)
+{
+  Mat_SeqAIJELLR *e    = MatSeqAIJELLRGetData(A);
+  PetscBool       host = (PetscBool)(!e || MatSeqAIJELLRHostVec(v));
+
+  PetscFunctionBegin;
+  PetscCall((*(host ? &MatSeqAIJELLR_AIJOps : &e->baseops)->getdiagonal)(A, v));
+  PetscFunctionReturn(0);
+}
+
 /* The ops this type installs over aijcusparse's, and the composed product selections (every name a product of this
    type with another type is looked up by). */
 static const MatELLROp MatSeqAIJELLR_CUSPARSEOps[] = {
@@ -194,11 +266,14 @@ static const MatELLROp MatSeqAIJELLR_CUSPARSEOps[] = {
   MAT_ELLR_OP(multtransposeadd, MatMultTransposeAdd_SeqAIJELLR),
   MAT_ELLR_OP(productsetfromoptions, MatProductSetFromOptions_SeqAIJELLR),
   MAT_ELLR_OP(bindtocpu, MatBindToCPU_SeqAIJELLR),
+  MAT_ELLR_OP(transpose, MatTranspose_SeqAIJELLR),
+  MAT_ELLR_OP(diagonalscale, MatDiagonalScale_SeqAIJELLR),
+  MAT_ELLR_OP(getdiagonal, MatGetDiagonal_SeqAIJELLR),
 };
 
 static PetscErrorCode MatSeqAIJELLRComposeProducts(Mat A, const char *name, PetscBool on)
 {
-  static const char *const others[] = {MATSEQAIJCUSPARSE, MATSEQDENSECUDA, MATSEQDENSE, MATSEQAIJELLRT, MATSEQAIJPELLR};
+  static const char *const others[] = {MATSEQAIJCUSPARSE, MATSEQDENSECUDA, MATSEQDENSE, MATSEQAIJ, MATSEQAIJELLRT, MATSEQAIJPELLR};
   char                     fname[256];
   PetscErrorCode (*f)(Mat) = on ? MatProductSetFromOptions_SeqAIJELLR : NULL;
 

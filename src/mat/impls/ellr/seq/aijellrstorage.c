@@ -270,6 +270,7 @@ PetscErrorCode MatSeqAIJELLRGetCSR(Mat A, PetscBool pattern_changed, ellr_csr *c
   PetscBool          done;
 
   PetscFunctionBegin;
+  PetscCall(PetscMemzero(csr, sizeof(*csr))); /* the host CSR: no device copy */
   PetscCall(MatGetRowIJ(A, 0, PETSC_FALSE, PETSC_FALSE, &n, &ia, &ja, &done));
   PetscCheck(done, PETSC_COMM_SELF, PETSC_ERR_PLIB, "MatGetRowIJ() failed on a sequential AIJ matrix");
   PetscCall(MatSeqAIJGetArrayRead(A, &aa));
@@ -574,7 +575,8 @@ PetscErrorCode MatSeqAIJELLRView_Info(Mat A, PetscViewer viewer)
     PetscCall(PetscViewerASCIIPrintf(viewer, "GPU: block size %d, kernel %s, %s, %s loads; picked by %s (-mat_ellr_tune %s); %.3f MB on the device\n", info.block_size, ko.kernel == 2 ? "chunks" : "rows", ko.uselen ? "rows stop at their length" : "rows stop at the slice width", ko.loads ? "streaming" : "read-only", how[info.tune_how], MatELLRTuneModes[e->settings.eng.tune], info.device_bytes / 1e6));
     PetscCall(PetscViewerASCIIPrintf(viewer, "GPU setup %.3f ms (wall): plan on the %s %.3f ms, upload %.3f ms (%.1f MB at %.1f GB/s, page-locking %.3f ms of it on the host), fill %.3f ms, tune %.3f ms (%d products)\n", info.create_ms + info.tune_ms, info.plan_on_host ? "host" : "GPU", info.plan_ms, info.upload_ms, info.upload_bytes / 1e6, info.upload_ms > 0 ? info.upload_bytes / info.upload_ms / 1e6 : 0.0, info.pin_ms, info.fill_ms, info.tune_ms, info.tune_products));
     PetscCall(PetscViewerASCIIPrintf(viewer, "the plan (during the upload): row order %.3f ms, slice geometry %.3f ms, storage allocation %.3f ms; then waited %.3f ms for the upload\n", info.plan_parts_ms[0], info.plan_parts_ms[1], info.plan_parts_ms[2], info.upload_wait_ms));
-    if (info.pinned_bytes && info.refresh_pin_ms > 0) PetscCall(PetscViewerASCIIPrintf(viewer, "host CSR values page-locked at the second refresh (%.3f ms): %.1f MB, kept while the pattern lives\n", info.refresh_pin_ms, info.pinned_bytes / 1e6));
+    if (e->cusparse) PetscCall(PetscViewerASCIIPrintf(viewer, "base class aijcusparse (-mat_ellr_cusparse_base): the storage is filled on the GPU from aijcusparse's device CSR (its upload is the only one; the 'upload' above is a copy on the device), value changes refill it there; factorizations, MatProduct, COO assembly and vector operations are aijcusparse's, on the GPU\n"));
+    else if (info.pinned_bytes && info.refresh_pin_ms > 0) PetscCall(PetscViewerASCIIPrintf(viewer, "host CSR values page-locked at the second refresh (%.3f ms): %.1f MB, kept while the pattern lives\n", info.refresh_pin_ms, info.pinned_bytes / 1e6));
     else if (info.pinned_bytes) PetscCall(PetscViewerASCIIPrintf(viewer, "host CSR page-locked: %.1f MB, kept while the pattern lives\n", info.pinned_bytes / 1e6));
     else if (info.pin_note[0]) PetscCall(PetscViewerASCIIPrintf(viewer, "host CSR not page-locked: %s\n", info.pin_note));
     else if (e->settings.eng.pin_host) PetscCall(PetscViewerASCIIPrintf(viewer, "host CSR not page-locked (arrays under %g MB are copied as they are, values from %g MB up are page-locked at the second refresh; the page-locking is released when AIJ may reallocate them for new nonzeros)\n", (double)ELLR_PIN_MIN / 1048576.0, (double)ELLR_PIN_REFRESH_MIN / 1048576.0));
