@@ -6,7 +6,9 @@
 One row per problem, preconditioner and type: whole-program wall (s), MatAssemblyEnd, PCSetUp and KSPSolve (s, max
 over ranks, from -log_view with -log_view_gpu_time), iterations, host<->device copies inside KSPSolve (CpuToGpu +
 GpuToCpu counts of the KSPSolve event), the matrix's device memory (aijcusparse's CSR, 12 nnz + 4 (n + 1) bytes, plus
-our storage as -mat_view ::ascii_info reports it), and the ratios to aijcusparse's.
+our storage's device bytes as -mat_view ::ascii_info reports them in a run of its own), the ratios to aijcusparse's, and
+our storage's set-up (ELLRCopyToGPU + ELLRTune: the fill from aijcusparse's device CSR and the tuning, aijcusparse's
+copy excluded) against aijcusparse's own copy to the GPU (MatCUSPARSCopyTo, in the same run).
 """
 import glob
 import os
@@ -31,8 +33,11 @@ def event(text, name):
 def parse(path):
     text = open(path, errors="replace").read()
     r = {}
-    m = re.search(r"WALL ([0-9.]+) rc (\d+)", text)
-    r["wall"], r["rc"] = (float(m.group(1)), int(m.group(2))) if m else (None, -1)
+    m = re.search(r"WALL (\d+) ms rc (\d+)", text)
+    r["wall"], r["rc"] = (float(m.group(1)) / 1e3, int(m.group(2))) if m else (None, 0)
+    if r["wall"] is None:  # PETSc's own: PetscInitialize() to PetscFinalize(), the process's start left out
+        t = re.search(r"^Time \(sec\):\s+([0-9.eE+-]+)", text, re.M)
+        r["wall"] = float(t.group(1)) if t else 0.0
     err = re.search(r"PETSC ERROR: (?!-+ Error Message)(?!WARNING)(.+)", text)
     conv = re.search(r"Linear solve (converged|did not converge) due to (\S+) iterations (\d+)", text)
     if err or not conv or r["rc"]:
@@ -45,8 +50,14 @@ def parse(path):
         r[k] = e[1] if e else 0.0
         if k == "solve":
             r["copies"] = int(e[2] + e[3]) if e else None
-    csr = re.search(r"storage ([0-9.]+) MB \(CSR ([0-9.]+) MB\)", text)
-    r["ours_mb"] = float(csr.group(1)) if csr else None
+    fill, tune, copy = event(text, "ELLRCopyToGPU"), event(text, "ELLRTune"), event(text, "MatCUSPARSCopyTo")
+    r["build"] = (fill[1] + (tune[1] if tune else 0.0)) if fill else None
+    r["copyto"] = copy[1] if copy else None
+    ipath = re.sub(r"_(jacobi|ilu|icc|gamg|bjacobi)_([a-z]+)\.info$", r"_jacobi_\2.info", path[:-4] + ".info")
+    itext = open(ipath, errors="replace").read() if os.path.exists(ipath) else ""
+    dev = re.search(r"([0-9.]+) MB on the device", itext)
+    csr = re.search(r"storage ([0-9.]+) MB \(CSR ([0-9.]+) MB\)", itext)
+    r["ours_mb"] = float(dev.group(1)) if dev else None
     r["csr_mb"] = float(csr.group(2)) if csr else None
     return r
 
@@ -62,8 +73,8 @@ def main():
     for (p, pc, t) in runs:
         if (p, pc) not in keys:
             keys.append((p, pc))
-    print("| problem | PC | type | wall s | MatAssemblyEnd s | PCSetUp s | KSPSolve s | PCSetUp+KSPSolve / aijcusparse | wall / aijcusparse | its | copies in KSPSolve | matrix MB on GPU |")
-    print("|---|---|---|---|---|---|---|---|---|---|---|---|")
+    print("| problem | PC | type | wall s | MatAssemblyEnd s | PCSetUp s | KSPSolve s | PCSetUp+KSPSolve / aijcusparse | wall / aijcusparse | its | copies in KSPSolve | matrix MB on GPU | set-up ms: ours / aijcusparse's copy |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     for p, pc in keys:
         ref = runs.get((p, pc, "aijcusparse"), {})
         csr = next((runs[(p, pc, t)].get("csr_mb") for t in ("ellrt", "pellr") if runs.get((p, pc, t), {}).get("csr_mb")), None)
@@ -85,7 +96,10 @@ def main():
             elif t == "aijcusparse" and csr:
                 mem = f"{csr:.0f}"
             note = f" ({r['error']})" if r.get("error") else ""
-            print(f"| {p} | {label} | {t} | {r['wall']:.2f} | {r['asm']:.3f} | {r['pcsetup']:.3f} | {r['solve']:.3f} | {ratio} | {wr} | {r['its']}{note} | {r['copies']} | {mem} |")
+            su = ""
+            if t in ("ellrt", "pellr") and r.get("build") is not None and r.get("copyto"):
+                su = f"{1e3 * r['build']:.2f} / {1e3 * r['copyto']:.2f} = {r['build'] / r['copyto']:.2f}"
+            print(f"| {p} | {label} | {t} | {r['wall']:.2f} | {r['asm']:.3f} | {r['pcsetup']:.3f} | {r['solve']:.3f} | {ratio} | {wr} | {r['its']}{note} | {r['copies']} | {mem} | {su} |")
 
 
 if __name__ == "__main__":

@@ -503,6 +503,11 @@ PetscErrorCode MatSeqAIJELLRView_Info(Mat A, PetscViewer viewer)
   PetscFunctionBegin;
   if (!e) PetscFunctionReturn(0);
   fmt = e->settings.format == MAT_ELLR_FORMAT_PELLR ? "pellr (PELLR: rows sorted by length" : "ellrt (ELLPACK-R, ELLR-T kernel";
+  PetscCall(MatSeqAIJELLRResolve(A, e));
+  if (MatELLRBoundToCPUFlag(A) && e->backend != MAT_ELLR_BACKEND_AIJ) { /* DMDA binds its matrices while it preallocates them */
+    PetscCall(PetscViewerASCIIPrintf(viewer, "petsc-ellr format %s), backend %s: bound to the CPU (MatBindToCPU()), products run AIJ's host code; no storage now\n", fmt, MatELLRBackends[e->backend]));
+    PetscFunctionReturn(0);
+  }
   PetscCall(MatSeqAIJELLRUpdate(A));
   if (e->backend == MAT_ELLR_BACKEND_AIJ) {
     PetscCall(PetscViewerASCIIPrintf(viewer, "petsc-ellr format %s), backend aij: AIJ's own CPU products on the CSR (no GPU%s); no second copy of the matrix\n", fmt,
