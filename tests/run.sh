@@ -110,7 +110,7 @@ filter_types() {
     -e '/petsc-ellr format /d' -e '/threads per row [0-9]+/d' -e '/fill ratio [0-9.]+ \(/d' \
     -e '/warp iterations per product/d' -e '/^ *GPU: block size/d' -e '/^ *vectors: /d' \
     -e '/^ *GPU setup /d' -e '/^ *the plan \(during the upload\)/d' -e '/^ *host CSR /d' -e '/^ *values refreshed /d' \
-    -e '/^ *rows stored: /d' -e '/^ *GPU kernel family /d' -e '/^ *kernel families timed /d' -e '/^ *column indices: /d' \
+    -e '/^ *rows stored: /d' -e '/^ *GPU kernel family /d' -e '/^ *kernel families timed /d' -e '/^ *column indices: /d' -e '/^ *base class aijcusparse /d' \
     -e '/process 0, (diagonal|off-diagonal) block/d'
 }
 # no_ellrmult CMD...: succeeds and -log_view shows no ELLRMult event with a nonzero count (AIJ's products ran)

@@ -42,6 +42,10 @@ int ellr_cuda_device_count(void);
    of a node.  Used when PETSc itself has no CUDA and so chooses no device. */
 ellr_status ellr_cuda_select_device(int local_rank);
 
+/* Waits for all work on the current device, whatever the stream: the binding's fence between another library's
+   copies and kernels (aijcusparse's, on streams of its own) and the storage's fill from the same device arrays. */
+ellr_status ellr_cuda_device_synchronize(void);
+
 /* Host arrays of at least ELLR_PIN_MIN bytes are page-locked (params.pin_host); smaller ones are copied as they
    are.  One cudaHostRegister costs ~0.2-0.4 ms whatever its size (H100 machine: 0.2-0.4 ms for EPA's 72 KB of
    values), then ~20 GB/s of host work, and buys a copy at ~54 GB/s instead of ~7 GB/s pageable

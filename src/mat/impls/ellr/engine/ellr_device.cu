@@ -34,3 +34,10 @@ ellr_status ellr_cuda_select_device(int local_rank)
   if (err != cudaSuccess) return ellr_error(ELLR_ERR_CUDA, "cudaSetDevice(%d) failed: %s", local_rank % ndev, cudaGetErrorString(err));
   return ELLR_OK;
 }
+
+ellr_status ellr_cuda_device_synchronize(void)
+{
+  cudaError_t err = cudaDeviceSynchronize();
+  if (err != cudaSuccess) return ellr_error(ELLR_ERR_CUDA, "cudaDeviceSynchronize failed: %s", cudaGetErrorString(err));
+  return ELLR_OK;
+}

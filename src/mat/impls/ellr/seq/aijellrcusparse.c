@@ -373,6 +373,189 @@ PetscErrorCode MatSeqAIJELLRRestoreDeviceCSR(Mat A, ellr_csr *csr)
   PetscFunctionReturn(0);
 }
 
+/*
+  aijcusparse's factors solve on the GPU, reading and writing CUDA vectors only; this type's matrices take host vectors
+  too (the products stage them).  The factors made for this type therefore get MatSolve() and MatSolveTranspose()
+  that stage host vectors through CUDA vectors of their own.  aijcusparse installs the solves at the numeric
+  factorization, which it installs at the symbolic one: each phase is wrapped as it appears, the base kept composed
+  on the factor.
+*/
+static PetscErrorCode MatSolveStaged_SeqAIJELLR(Mat F, Vec b, Vec x, PetscBool transpose)
+{
+  PetscErrorCode (*base)(Mat, Vec, Vec) = NULL;
+  Vec                db, dx;
+  const PetscScalar *ba;
+  PetscScalar       *p, *xa;
+  PetscInt           n, m;
+
+  PetscFunctionBegin;
+  PetscCall(PetscObjectQueryFunction((PetscObject)F, transpose ? "MatELLRSolveTransposeBase_C" : "MatELLRSolveBase_C", &base));
+  PetscCheck(base, PETSC_COMM_SELF, PETSC_ERR_PLIB, "A factor made for a petsc-ellr matrix lost its solve");
+  if (!MatSeqAIJELLRHostVec(b) && !MatSeqAIJELLRHostVec(x)) {
+    PetscCall((*base)(F, b, x));
+    PetscFunctionReturn(0);
+  }
+  PetscCall(VecGetLocalSize(b, &n));
+  PetscCall(VecGetLocalSize(x, &m));
+  PetscCall(VecCreateSeqCUDA(PETSC_COMM_SELF, n, &db));
+  PetscCall(VecCreateSeqCUDA(PETSC_COMM_SELF, m, &dx));
+  PetscCall(VecGetArrayRead(b, &ba));
+  PetscCall(VecGetArrayWrite(db, &p));
+  PetscCall(PetscArraycpy(p, ba, n));
+  PetscCall(VecRestoreArrayWrite(db, &p));
+  PetscCall(VecRestoreArrayRead(b, &ba));
+  PetscCall((*base)(F, db, dx));
+  PetscCall(VecGetArrayRead(dx, (const PetscScalar **)&p));
+  PetscCall(VecGetArrayWrite(x, &xa));
+  PetscCall(PetscArraycpy(xa, p, m));
+  PetscCall(VecRestoreArrayWrite(x, &xa));
+  PetscCall(VecRestoreArrayRead(dx, (const PetscScalar **)&p));
+  PetscCall(VecDestroy(&db));
+  PetscCall(VecDestroy(&dx));
+  PetscFunctionReturn(0);
+}
+
+static PetscErrorCode MatSolve_SeqAIJELLRFactor(Mat F, Vec b, Vec x)
+{
+  PetscFunctionBegin;
+  PetscCall(MatSolveStaged_SeqAIJELLR(F, b, x, PETSC_FALSE));
+  PetscFunctionReturn(0);
+}
+
+static PetscErrorCode MatSolveTranspose_SeqAIJELLRFactor(Mat F, Vec b, Vec x)
+{
+  PetscFunctionBegin;
+  PetscCall(MatSolveStaged_SeqAIJELLR(F, b, x, PETSC_TRUE));
+  PetscFunctionReturn(0);
+}
+
+/* Puts the staging solves over the ones the numeric factorization installed. */
+static PetscErrorCode MatFactorWrapSolves_SeqAIJELLR(Mat F)
+{
+  PetscFunctionBegin;
+  if (F->ops->solve && F->ops->solve != MatSolve_SeqAIJELLRFactor) {
+    PetscCall(PetscObjectComposeFunction((PetscObject)F, "MatELLRSolveBase_C", F->ops->solve));
+    F->ops->solve = MatSolve_SeqAIJELLRFactor;
+  }
+  if (F->ops->solvetranspose && F->ops->solvetranspose != MatSolveTranspose_SeqAIJELLRFactor) {
+    PetscCall(PetscObjectComposeFunction((PetscObject)F, "MatELLRSolveTransposeBase_C", F->ops->solvetranspose));
+    F->ops->solvetranspose = MatSolveTranspose_SeqAIJELLRFactor;
+  }
+  PetscFunctionReturn(0);
+}
+
+static PetscErrorCode MatFactorNumeric_SeqAIJELLR(Mat F, Mat A, const MatFactorInfo *info, const char *name)
+{
+  PetscErrorCode (*base)(Mat, Mat, const MatFactorInfo *) = NULL;
+
+  PetscFunctionBegin;
+  PetscCall(PetscObjectQueryFunction((PetscObject)F, name, &base));
+  PetscCheck(base, PETSC_COMM_SELF, PETSC_ERR_PLIB, "A factor made for a petsc-ellr matrix lost its numeric factorization");
+  PetscCall((*base)(F, A, info));
+  PetscCall(MatFactorWrapSolves_SeqAIJELLR(F));
+  PetscFunctionReturn(0);
+}
+
+static PetscErrorCode MatLUFactorNumeric_SeqAIJELLRFactor(Mat F, Mat A, const MatFactorInfo *info)
+{
+  PetscFunctionBegin;
+  PetscCall(MatFactorNumeric_SeqAIJELLR(F, A, info, "MatELLRLUNumericBase_C"));
+  PetscFunctionReturn(0);
+}
+
+static PetscErrorCode MatCholeskyFactorNumeric_SeqAIJELLRFactor(Mat F, Mat A, const MatFactorInfo *info)
+{
+  PetscFunctionBegin;
+  PetscCall(MatFactorNumeric_SeqAIJELLR(F, A, info, "MatELLRCholeskyNumericBase_C"));
+  PetscFunctionReturn(0);
+}
+
+/* After a symbolic phase: its numeric phases wrapped (and the solves, where it installed them already). */
+static PetscErrorCode MatFactorWrapNumeric_SeqAIJELLR(Mat F)
+{
+  PetscFunctionBegin;
+  if (F->ops->lufactornumeric && F->ops->lufactornumeric != MatLUFactorNumeric_SeqAIJELLRFactor) {
+    PetscCall(PetscObjectComposeFunction((PetscObject)F, "MatELLRLUNumericBase_C", F->ops->lufactornumeric));
+    F->ops->lufactornumeric = MatLUFactorNumeric_SeqAIJELLRFactor;
+  }
+  if (F->ops->choleskyfactornumeric && F->ops->choleskyfactornumeric != MatCholeskyFactorNumeric_SeqAIJELLRFactor) {
+    PetscCall(PetscObjectComposeFunction((PetscObject)F, "MatELLRCholeskyNumericBase_C", F->ops->choleskyfactornumeric));
+    F->ops->choleskyfactornumeric = MatCholeskyFactorNumeric_SeqAIJELLRFactor;
+  }
+  PetscCall(MatFactorWrapSolves_SeqAIJELLR(F));
+  PetscFunctionReturn(0);
+}
+
+static PetscErrorCode MatLUFactorSymbolic_SeqAIJELLRFactor(Mat F, Mat A, IS r, IS c, const MatFactorInfo *info)
+{
+  PetscErrorCode (*base)(Mat, Mat, IS, IS, const MatFactorInfo *) = NULL;
+
+  PetscFunctionBegin;
+  PetscCall(PetscObjectQueryFunction((PetscObject)F, "MatELLRLUSymbolicBase_C", &base));
+  PetscCheck(base, PETSC_COMM_SELF, PETSC_ERR_PLIB, "A factor made for a petsc-ellr matrix lost its symbolic factorization");
+  PetscCall((*base)(F, A, r, c, info));
+  PetscCall(MatFactorWrapNumeric_SeqAIJELLR(F));
+  PetscFunctionReturn(0);
+}
+
+static PetscErrorCode MatILUFactorSymbolic_SeqAIJELLRFactor(Mat F, Mat A, IS r, IS c, const MatFactorInfo *info)
+{
+  PetscErrorCode (*base)(Mat, Mat, IS, IS, const MatFactorInfo *) = NULL;
+
+  PetscFunctionBegin;
+  PetscCall(PetscObjectQueryFunction((PetscObject)F, "MatELLRILUSymbolicBase_C", &base));
+  PetscCheck(base, PETSC_COMM_SELF, PETSC_ERR_PLIB, "A factor made for a petsc-ellr matrix lost its symbolic factorization");
+  PetscCall((*base)(F, A, r, c, info));
+  PetscCall(MatFactorWrapNumeric_SeqAIJELLR(F));
+  PetscFunctionReturn(0);
+}
+
+static PetscErrorCode MatCholeskyFactorSymbolic_SeqAIJELLRFactor(Mat F, Mat A, IS p, const MatFactorInfo *info)
+{
+  PetscErrorCode (*base)(Mat, Mat, IS, const MatFactorInfo *) = NULL;
+
+  PetscFunctionBegin;
+  PetscCall(PetscObjectQueryFunction((PetscObject)F, "MatELLRCholeskySymbolicBase_C", &base));
+  PetscCheck(base, PETSC_COMM_SELF, PETSC_ERR_PLIB, "A factor made for a petsc-ellr matrix lost its symbolic factorization");
+  PetscCall((*base)(F, A, p, info));
+  PetscCall(MatFactorWrapNumeric_SeqAIJELLR(F));
+  PetscFunctionReturn(0);
+}
+
+static PetscErrorCode MatICCFactorSymbolic_SeqAIJELLRFactor(Mat F, Mat A, IS p, const MatFactorInfo *info)
+{
+  PetscErrorCode (*base)(Mat, Mat, IS, const MatFactorInfo *) = NULL;
+
+  PetscFunctionBegin;
+  PetscCall(PetscObjectQueryFunction((PetscObject)F, "MatELLRICCSymbolicBase_C", &base));
+  PetscCheck(base, PETSC_COMM_SELF, PETSC_ERR_PLIB, "A factor made for a petsc-ellr matrix lost its symbolic factorization");
+  PetscCall((*base)(F, A, p, info));
+  PetscCall(MatFactorWrapNumeric_SeqAIJELLR(F));
+  PetscFunctionReturn(0);
+}
+
+static PetscErrorCode MatFactorWrapSymbolic_SeqAIJELLR(Mat F)
+{
+  PetscFunctionBegin;
+  if (F->ops->lufactorsymbolic) {
+    PetscCall(PetscObjectComposeFunction((PetscObject)F, "MatELLRLUSymbolicBase_C", F->ops->lufactorsymbolic));
+    F->ops->lufactorsymbolic = MatLUFactorSymbolic_SeqAIJELLRFactor;
+  }
+  if (F->ops->ilufactorsymbolic) {
+    PetscCall(PetscObjectComposeFunction((PetscObject)F, "MatELLRILUSymbolicBase_C", F->ops->ilufactorsymbolic));
+    F->ops->ilufactorsymbolic = MatILUFactorSymbolic_SeqAIJELLRFactor;
+  }
+  if (F->ops->choleskyfactorsymbolic) {
+    PetscCall(PetscObjectComposeFunction((PetscObject)F, "MatELLRCholeskySymbolicBase_C", F->ops->choleskyfactorsymbolic));
+    F->ops->choleskyfactorsymbolic = MatCholeskyFactorSymbolic_SeqAIJELLRFactor;
+  }
+  if (F->ops->iccfactorsymbolic) {
+    PetscCall(PetscObjectComposeFunction((PetscObject)F, "MatELLRICCSymbolicBase_C", F->ops->iccfactorsymbolic));
+    F->ops->iccfactorsymbolic = MatICCFactorSymbolic_SeqAIJELLRFactor;
+  }
+  PetscFunctionReturn(0);
+}
+
 /* -pc_factor_mat_solver_type cusparse (the default for these types, as for aijcusparse): aijcusparse's factor of A
    (ILU(0)/ICC(0) numeric on the GPU from A's device values, triangular solves with cuSPARSE), made under its name.
    A matrix of this type kept on the AIJ base (no GPU visible, or the CPU backend) gets PETSc's own factor. */
@@ -393,6 +576,7 @@ static PetscErrorCode MatGetFactor_SeqAIJELLR_CUSPARSE(Mat A, MatFactorType ftyp
   ierr = (*f)(A, ftype, F);
   PetscCall(MatSeqAIJELLRRename(A, PETSC_FALSE));
   PetscCall(ierr);
+  if (*F && e && e->cusparse) PetscCall(MatFactorWrapSymbolic_SeqAIJELLR(*F)); /* host vectors staged (above) */
   PetscFunctionReturn(0);
 }
 

@@ -407,7 +407,11 @@ static PetscErrorCode MatSeqAIJELLRUpdateFromDevice(Mat A, Mat_SeqAIJELLR *e, Pe
   void    *stream;
 
   PetscFunctionBegin;
+  /* aijcusparse's copies and this storage's fills run on streams that need not be ordered with each other: a refill
+     still reading aijcusparse's values completes before they change, and aijcusparse's upload before the fill reads it */
+  PetscCall(MatELLRCheckStatus(ellr_cuda_device_synchronize(), "Waiting for the GPU"));
   PetscCall(MatSeqAIJELLRGetDeviceCSR(A, &csr));
+  PetscCall(MatELLRCheckStatus(ellr_cuda_device_synchronize(), "Waiting for aijcusparse's copy to the GPU"));
   if (!rebuild && (int64_t)csr.rowptr[csr.nrows] != MatSeqAIJELLRGetPlan(e)->stats.nnz) { /* a pattern replaced behind the nonzero state */
     rebuild = PETSC_TRUE;
     PetscCall(MatSeqAIJELLRFreeStorage(e));
