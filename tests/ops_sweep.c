@@ -335,7 +335,7 @@ int main(int argc, char **argv)
 
   START("ptap")
   {
-    Mat      P, CA, CB;
+    Mat      P, PA, CA, CB;
     PetscInt lo, hi, nc = n * n / 2;
     PetscCall(MatCreateAIJ(PETSC_COMM_WORLD, PETSC_DECIDE, PETSC_DECIDE, n * n, nc, 2, NULL, 2, NULL, &P));
     PetscCall(MatGetOwnershipRange(P, &lo, &hi));
@@ -345,16 +345,33 @@ int main(int argc, char **argv)
     }
     PetscCall(MatAssemblyBegin(P, MAT_FINAL_ASSEMBLY));
     PetscCall(MatAssemblyEnd(P, MAT_FINAL_ASSEMBLY));
-    PetscCall(MatPtAP(A, P, MAT_INITIAL_MATRIX, PETSC_DEFAULT, &CA));
+    {
+      /* on the aijcusparse base an MPI matrix multiplies with aijcusparse matrices on the GPU (a host MPIAIJ P is an
+         error that says so): P goes to the GPU there */
+      VecType   vt;
+      PetscBool cuda, mpi;
+      PetscCall(MatGetVecType(A, &vt));
+      PetscCall(PetscStrbeginswith(vt, "cuda", &cuda));
+      if (!cuda) PetscCall(PetscStrcmp(vt, VECSEQCUDA, &cuda));
+      PetscCall(PetscObjectTypeCompareAny((PetscObject)A, &mpi, MATMPIAIJELLRT, MATMPIAIJPELLR, ""));
+      PA = P;
+      PetscCall(PetscObjectReference((PetscObject)P));
+      if (cuda && mpi) {
+        PetscCall(MatDestroy(&PA));
+        PetscCall(MatConvert(P, MATAIJCUSPARSE, MAT_INITIAL_MATRIX, &PA));
+      }
+    }
+    PetscCall(MatPtAP(A, PA, MAT_INITIAL_MATRIX, PETSC_DEFAULT, &CA));
     PetscCall(MatPtAP(B, P, MAT_INITIAL_MATRIX, PETSC_DEFAULT, &CB));
     PetscCall(Compare("MatPtAP(MAT_INITIAL_MATRIX)", CA, CB));
     PetscCall(MatScale(A, 3.0));
     PetscCall(MatScale(B, 3.0));
-    PetscCall(MatPtAP(A, P, MAT_REUSE_MATRIX, PETSC_DEFAULT, &CA));
+    PetscCall(MatPtAP(A, PA, MAT_REUSE_MATRIX, PETSC_DEFAULT, &CA));
     PetscCall(MatPtAP(B, P, MAT_REUSE_MATRIX, PETSC_DEFAULT, &CB));
     PetscCall(Compare("MatPtAP(MAT_REUSE_MATRIX)", CA, CB));
     PetscCall(MatDestroy(&CA));
     PetscCall(MatDestroy(&CB));
+    PetscCall(MatDestroy(&PA));
     PetscCall(MatDestroy(&P));
   }
   END

@@ -429,6 +429,18 @@ static PetscErrorCode MatConvert_MPIAIJ_MPIAIJPELLR(Mat A, MatType type, MatReus
   PetscFunctionReturn(0);
 }
 
+#if defined(PETSCELLR_CUSPARSE_BASE)
+/* On the aijcusparse base, products run on the GPU with aijcusparse matrices or this type (MPIAIJCUSPARSE's device
+   products, the blocks' through aijellrcusparse.c); with a host MPIAIJ matrix PETSc has no product: say what to do. */
+static PetscErrorCode MatProductSetFromOptions_MPIAIJELLR_Host(Mat C)
+{
+  Mat_Product *p = C->product;
+
+  PetscFunctionBegin;
+  SETERRQ(PetscObjectComm((PetscObject)C), PETSC_ERR_SUP, "No GPU product of a %s matrix with a %s matrix: convert the %s matrix to MATAIJCUSPARSE (MatConvert()), or build this one with -mat_ellr_cusparse_base false", ((PetscObject)p->A)->type_name, ((PetscObject)p->B)->type_name, MATMPIAIJ);
+}
+#endif
+
 static PetscErrorCode MatMPIAIJELLRCompose(Mat A, MatELLRFormat format, PetscBool on)
 {
   const PetscBool pellr = (PetscBool)(format == MAT_ELLR_FORMAT_PELLR);
@@ -441,6 +453,16 @@ static PetscErrorCode MatMPIAIJELLRCompose(Mat A, MatELLRFormat format, PetscBoo
   PetscCall(PetscObjectComposeFunction((PetscObject)A, pellr ? "MatConvert_mpiaijpellr_mpiaij_C" : "MatConvert_mpiaijellrt_mpiaij_C", on ? MatConvert_MPIAIJELLR_MPIAIJ : NULL));
   PetscCall(PetscObjectComposeFunction((PetscObject)A, "MatELLRGetProductCount_C", on ? MatELLRGetProductCount_MPIAIJELLR : NULL));
   PetscCall(PetscObjectComposeFunction((PetscObject)A, "MatELLRGetBackend_C", on ? MatELLRGetBackend_MPIAIJELLR : NULL));
+#if defined(PETSCELLR_CUSPARSE_BASE)
+  {
+    Mat_MPIAIJELLR *m = MatMPIAIJELLRGetData(A);
+    if (!on || (m && m->cusparse)) {
+      PetscErrorCode (*f)(Mat) = on ? MatProductSetFromOptions_MPIAIJELLR_Host : NULL;
+      PetscCall(PetscObjectComposeFunction((PetscObject)A, pellr ? "MatProductSetFromOptions_mpiaijpellr_mpiaij_C" : "MatProductSetFromOptions_mpiaijellrt_mpiaij_C", f));
+      PetscCall(PetscObjectComposeFunction((PetscObject)A, pellr ? "MatProductSetFromOptions_mpiaij_mpiaijpellr_C" : "MatProductSetFromOptions_mpiaij_mpiaijellrt_C", f));
+    }
+  }
+#endif
   if (on) {
     PetscCall(PetscObjectComposeFunction((PetscObject)A, "MatMPIAIJSetPreallocation_C", MatMPIAIJSetPreallocation_MPIAIJELLR));
     PetscCall(PetscObjectComposeFunction((PetscObject)A, "MatSetPreallocationCOO_C", MatSetPreallocationCOO_MPIAIJELLR));
