@@ -607,6 +607,33 @@ Q=1 t_err bad_backend_foo "Unknown option \"?foo\"? for -mat_ellr_backend" -- "$
 [ "$BACKEND" = cpu ] && Q=1 t_err bad_backend_cuda "-mat_ellr_backend cuda: (this libpetscellr was built without CUDA|no CUDA device is visible)" -- "$EX1" $BAD -mat_type ellrt -mat_ellr_backend cuda
 [ "$BACKEND" = cpu ] && t_err bad_backend_cuda_np2 "-mat_ellr_backend cuda: (this libpetscellr was built without CUDA|no CUDA device is visible)" -- $MPIEXEC -n 2 "$EX1" $BAD -mat_type pellr -mat_ellr_backend cuda
 [ "$BACKEND" = cpu ] || ! wanted bad_backend_cuda bad_backend_cuda_np2 || echo "# bad_backend_cuda, bad_backend_cuda_np2 not run: ELLR_BACKEND=$BACKEND (they need a machine without a GPU)"
+# The whole solve on the GPU (CUDA-enabled PETSc, aijcusparse base): for each preconditioner the solve with ellrt and
+# pellr takes aijcusparse's iterations and no more host<->device copies inside KSPSolve than aijcusparse's (the
+# CpuToGpu + GpuToCpu counts of -log_view -log_view_gpu_time), and the type's own product ran (ELLRMult).  ILU/ICC
+# solves sent to the host would copy the vector down and up every iteration.
+# pc_copies PC NP TYPE: compares TYPE with aijcusparse on ex1 (27-point 24^3, SPD)
+pc_copies() {
+  local pc=$1 np=$2 t=$3 o1=$SCRATCH/pcc.$$.$RANDOM o2 mpi="" opts="-pc_type $1" c1 c2 i1 i2
+  o2=$o1.b
+  [ "$np" = 1 ] || mpi="$MPIEXEC -n $np"
+  [ "$pc" = bjacobi ] && opts="-pc_type bjacobi -sub_pc_type ilu"
+  run "$o1" $mpi "$EX1" -stencil 27 -n 24 -mat_type aijcusparse -ksp_type cg -ksp_rtol 1e-8 $opts -log_view -log_view_gpu_time || { echo "aijcusparse run failed"; tail -20 "$o1"; return 1; }
+  run "$o2" $mpi "$EX1" -stencil 27 -n 24 -mat_type "$t" -ksp_type cg -ksp_rtol 1e-8 $opts -log_view -log_view_gpu_time || { echo "$t run failed"; tail -20 "$o2"; return 1; }
+  c1=$(awk '$1 == "KSPSolve" { print $(NF-4) + $(NF-2) }' "$o1"); c2=$(awk '$1 == "KSPSolve" { print $(NF-4) + $(NF-2) }' "$o2")
+  i1=$(sed -n 's/^KSP iterations: \([0-9]*\).*/\1/p' "$o1"); i2=$(sed -n 's/^KSP iterations: \([0-9]*\).*/\1/p' "$o2")
+  [ -n "$c1" ] && [ -n "$c2" ] || { echo "no KSPSolve event in -log_view"; return 1; }
+  grep -qE "^ELLRMult +[1-9]" "$o2" || { echo "the type's product did not run (no ELLRMult)"; return 1; }
+  [ "$i1" = "$i2" ] || { echo "iterations $i2, aijcusparse $i1"; return 1; }
+  [ "${c2%.*}" -le "${c1%.*}" ] || { echo "$c2 host<->device copies inside KSPSolve, aijcusparse $c1"; return 1; }
+}
+if [ "$BACKEND" = cuda ]; then
+  for pc in jacobi ilu icc gamg bjacobi; do
+    np=1; [ $pc = bjacobi ] && np=2
+    for t in ellrt pellr; do t_fn "pc_copies_${pc}_$t" pc_copies $pc $np $t; done
+  done
+elif wanted pc_copies_ilu_ellrt; then
+  echo "# pc_copies_* not run: ELLR_BACKEND=$BACKEND (they compare with aijcusparse on the GPU machine: tests/gpu/round.sh)"
+fi
 # (storage under 1 MB is never refused: the case needs a matrix of some size)
 t_err bad_max_fill_exceeded "max fill 2.*-mat_type pellr" -- "$EX1" -n 30 -mat_type ellrt -mat_ellr_threads_per_row 32 -mat_ellr_max_fill 2 $ENGINE
 if want bad_threads_per_row_convert; then
