@@ -7,7 +7,7 @@
 #   ELLR_UPDATE=1 tests/run.sh REGEX   (re)write the expected outputs in tests/output/ of the tests run
 #
 # Environment: BUILD (build), PETSC_DIR (/usr/lib/petsc), PETSC_ARCH, MPIEXEC (else PETSc's petscvariables;
-# --allow-run-as-root and --oversubscribe are added for Open MPI), ELLR_MATRICES (../shared/matrices),
+# --allow-run-as-root and --oversubscribe are added for Open MPI), ELLR_MATRICES (tests/matrices),
 # PYTHON (a python3 with numpy and scipy; /usr/bin/python3 is tried first), ELLR_TIMEOUT (seconds per
 # command, 300), ELLR_VALGRIND=0 leaves the valgrind tests out (the GPU round; a line says so), ELLR_KEEP=1 keeps
 # the scratch directory, ELLR_PETSC64 (the 64-bit-index PETSc; 0 = those tests left out), PYTHON4PETSC (the
@@ -28,7 +28,7 @@ BUILD=${BUILD:-build}
 case $BUILD in /*) ;; *) BUILD=$ROOT/$BUILD ;; esac
 export PETSC_DIR=${PETSC_DIR:-/usr/lib/petsc}
 PETSC_ARCH=${PETSC_ARCH:-}
-MATRICES=${ELLR_MATRICES:-../shared/matrices}
+MATRICES=${ELLR_MATRICES:-tests/matrices}
 case $MATRICES in /*) ;; *) MATRICES=$ROOT/$MATRICES ;; esac
 QUICK=${ELLR_QUICK:-0}
 UPDATE=${ELLR_UPDATE:-0}
@@ -457,7 +457,7 @@ else PT_OK=0; tail -n +2 "$PTLOG" >"$PTLOG.rest"; Q=1 fail petsc_tutorials_build
 }
 MISSING=
 
-# ================================================================== 5. real matrices (../shared/matrices)
+# ================================================================== 5. real matrices (tests/matrices)
 PY=${PYTHON:-}
 if [ -n "$PY" ]; then
   "$PY" -c "import scipy.io, numpy" >/dev/null 2>&1 || PY=

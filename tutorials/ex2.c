@@ -26,10 +26,10 @@ Options:\n\
    (scipy.io.mmread + PETSc's PetscBinaryIO; expands symmetric storage, gives pattern matrices 1.0,
    --diag-dominant makes a matrix safe for simple solvers):
 
-     /usr/bin/python3 tutorials/mtx2petsc.py --diag-dominant ../shared/matrices/add32.mtx.gz /tmp/add32.petsc
+     /usr/bin/python3 tutorials/mtx2petsc.py --diag-dominant tests/matrices/add32.mtx.gz /tmp/add32.petsc
      build/tutorials/ex2 -f /tmp/add32.petsc -mat_type ellrt -ksp_type gmres -pc_type jacobi -mat_view ::ascii_info
      mpiexec -n 2 build/tutorials/ex2 -f /tmp/add32.petsc -mat_type pellr -compare_aij
-     /usr/bin/python3 tutorials/mtx2petsc.py ../shared/matrices/bcsstk14.mtx.gz /tmp/bcsstk14.petsc
+     /usr/bin/python3 tutorials/mtx2petsc.py tests/matrices/bcsstk14.mtx.gz /tmp/bcsstk14.petsc
      build/tutorials/ex2 -f /tmp/bcsstk14.petsc -mat_type ellrt -ksp_type cg -pc_type icc
 */
 #include <petscksp.h>

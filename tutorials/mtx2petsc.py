@@ -19,7 +19,7 @@ Needs numpy and scipy (Debian: python3-numpy python3-scipy; use /usr/bin/python3
 python3 comes first in PATH). PETSC_DIR defaults to /usr/lib/petsc.
 
 Example:
-  /usr/bin/python3 tutorials/mtx2petsc.py --diag-dominant ../shared/matrices/memplus.mtx.gz /tmp/memplus.petsc
+  /usr/bin/python3 tutorials/mtx2petsc.py --diag-dominant tests/matrices/memplus.mtx.gz /tmp/memplus.petsc
   build/tutorials/ex2 -f /tmp/memplus.petsc -mat_type pellr -ksp_type gmres -pc_type jacobi
 """
 import argparse

@@ -25,6 +25,8 @@ printf 'include ${PETSC_DIR}/lib/petsc/conf/variables\ninclude ${PETSC_DIR}/lib/
 make --no-print-directory -s -C $T PETSC_DIR="$P" ex2 ex23 ex45 ex50 >/dev/null
 
 mkdir -p $B/matrices
-cp ../shared/matrices/*.mtx.gz $B/matrices/
+cp tests/matrices/*.mtx.gz $B/matrices/
+# larger matrices for the benchmark, from a directory the user gives (ELLR_LARGE_MATRICES); without it their rows are missing
+[ -n "${ELLR_LARGE_MATRICES:-}" ] && cp "$ELLR_LARGE_MATRICES"/*.mtx.gz $B/matrices/
 echo "$P" > $B/PETSC_PREFIX
 du -sh $B .petsc-cuda/petsc-cuda.tar.xz

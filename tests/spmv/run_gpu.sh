@@ -1,7 +1,7 @@
 #!/bin/bash
 # The GPU round of the engine: run on the GPU machine from the repository root, with build/ built
 # here by `make spmv` and the test matrices copied into build/matrices:
-#     mkdir -p build/matrices && cp ../shared/matrices/*.mtx.gz build/matrices/
+#     mkdir -p build/matrices && cp tests/matrices/*.mtx.gz build/matrices/ (and larger ones of your own)
 #     tests/spmv/run_gpu.sh OUTDIR [spmv options...]
 # Writes nvidia-smi.txt, test_engine_cuda.log, sanitizer.log, spmv.log, spmv.csv, spmv.png,
 # spmv-relative.png to OUTDIR.  spmv options, e.g. --sweep, --quick, --only powerlaw,shortrow,
