@@ -1,6 +1,6 @@
 static char help[] = "Regression: products of an ELLR matrix against MATAIJ after PETSc operations that change it.\n\
   -type ellrt|pellr  -n grid side  -ops a,b,...\n";
-/* Review test (not part of run.sh): each op is applied to A (-type, here with -mat_ellr_backend cpu)
+/* Run by run.sh (ops_sweep_npN): each op is applied to A (-type, here with -mat_ellr_backend cpu)
    and to B (MATAIJ); then y = A x, A^T x, A x + z, A^T x + z are compared.  Prints one line per op. */
 #include <petscellr.h>
 #include <petscdmda.h>

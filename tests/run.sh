@@ -435,7 +435,7 @@ else PT_OK=0; tail -n +2 "$PTLOG" >"$PTLOG.rest"; Q=1 fail petsc_tutorials_build
     # ex2: 2D Laplacian, default solver (GMRES + ILU on 1 rank, block Jacobi + ILU in parallel)
     Q=$q t_same "petsc_ex2_${t}_np1" filter_types 1e-6 "$PT/ex2 -m 20 -n 20 -mat_type aij -ksp_monitor_short" "$PT/ex2 $DLL -m 20 -n 20 -mat_type $t -ksp_monitor_short"
     t_same "petsc_ex2_${t}_np4" filter_types 1e-6 "$MPIEXEC -n 4 $PT/ex2 -m 20 -n 20 -mat_type aij -ksp_monitor_short" "$MPIEXEC -n 4 $PT/ex2 $DLL -m 20 -n 20 -mat_type $t -ksp_monitor_short"
-    # the Done-when: -pc_type ilu gives MATAIJ's iteration count (1 rank; in parallel ILU is per block)
+    # -pc_type ilu gives MATAIJ's iteration count (1 rank; in parallel ILU is per block)
     Q=$q t_same "petsc_ex2_ilu_${t}_np1" filter_types 1e-6 "$PT/ex2 -m 30 -n 30 -mat_type aij -pc_type ilu -ksp_converged_reason" "$PT/ex2 $DLL -m 30 -n 30 -mat_type $t -pc_type ilu -ksp_converged_reason"
     t_same "petsc_ex2_bjacobi_ilu_${t}_np4" filter_types 1e-6 "$MPIEXEC -n 4 $PT/ex2 -m 30 -n 30 -mat_type aij -pc_type bjacobi -sub_pc_type ilu -ksp_converged_reason" "$MPIEXEC -n 4 $PT/ex2 $DLL -m 30 -n 30 -mat_type $t -pc_type bjacobi -sub_pc_type ilu -ksp_converged_reason"
     # -pc_type ilu on 4 ranks: PETSc's ILU is sequential; the ELLR types must fail exactly as MATAIJ does

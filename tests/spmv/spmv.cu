@@ -361,7 +361,7 @@ static void bench_paths(ellr_cuda_matrix *d, const tcsr *a, const double *hx, co
   CK(cudaStreamDestroy(s));
 }
 
-/* The model's pick against the exhaustive search's, per matrix and format (issue 8: how often within 3%). */
+/* The model's pick against the exhaustive search's, per matrix and format (how often it comes within 3%). */
 struct tune_cmp {
   std::string matrix, format, model, exhaustive;
   double      model_ms, exhaustive_ms, model_setup, exhaustive_setup;
@@ -385,8 +385,8 @@ static const engine_format g_engine_formats[] = {
   {"ELLR-T C=32", {0, 0, 32, 0, 0, 20.0, 0, 1}, NULL, 0},                         /* slices of 32 rows in their own order, 16-bit offsets where they fit */
   {"ELLR-T C=32 idx32", {0, 0, 32, 0, 0, 20.0, 0, 1, ELLR_FAMILY_SLICED, 32}, NULL, 0}, /* the same with 32-bit indices everywhere */
   {"PELLR", {0, 0, 32, 1, 0, 20.0, 0, 1}, NULL, 1}, /* rows sorted by length, slices of 32 */
-  {"CSR-vector", {0, 0, 32, 1, 0, 0.0, 0, 1, ELLR_FAMILY_CSR_VECTOR}, NULL, 0}, /* seed 003 on the CSR arrays */
-  {"IPCSR", {0, 0, 32, 1, 0, 0.0, 0, 1, ELLR_FAMILY_IPCSR}, NULL, 0},           /* seed 004 on the CSR arrays */
+  {"CSR-vector", {0, 0, 32, 1, 0, 0.0, 0, 1, ELLR_FAMILY_CSR_VECTOR}, NULL, 0}, /* adaptive CSR-vector on the CSR arrays */
+  {"IPCSR", {0, 0, 32, 1, 0, 0.0, 0, 1, ELLR_FAMILY_IPCSR}, NULL, 0},           /* IPCSR on the CSR arrays */
   {"PELLR sigma auto", {0, 0, 32, 1, ELLR_SORT_WINDOW_AUTO, 20.0, 0, 1}, NULL, 0}, /* the sort window picked from the matrix */
   {"pellr auto", {0, 0, 32, 1, ELLR_SORT_WINDOW_AUTO, 8.0, 0, 1, ELLR_FAMILY_AUTO}, NULL, 0}, /* what -mat_type pellr picks */
   /* the long-row path (on by default above, automatic threshold, segmented join) against none, and the atomic join */

@@ -4,12 +4,12 @@
   One format covers ELLPACK-R (ELLR-T), PELLR and pJDS: a sliced, T-interleaved,
   optionally row-permuted ELLPACK-R.  Its parameters:
 
-    C  slice height (rows per slice).  C = all rows is plain ELLPACK-R (seed 000);
-       C = 32 with sorted rows is pJDS-like slicing (seed 002), which keeps the
+    C  slice height (rows per slice).  C = all rows is plain ELLPACK-R (ELLR-T);
+       C = 32 with sorted rows is pJDS-like slicing, which keeps the
        storage near CSR on irregular matrices.
     T  threads per row: the entries of a row are dealt to T threads round-robin; one T for all slices, or
        (ELLR_THREADS_PER_SLICE) each slice's own T, picked from its rows' lengths (below).
-    order  identity, or rows sorted by decreasing length (PELLR, seed 001),
+    order  identity, or rows sorted by decreasing length (PELLR),
        optionally only inside windows of W rows.
 
   Entry k of stored row i (slice s = i / C) sits at
@@ -69,7 +69,7 @@ ellr_status ellr_error(ellr_status st, const char *fmt, ...);
 
 #define ELLR_MAX_THREADS_PER_ROW 32
 /* Per-slice threads per row (threads_per_row = ELLR_THREADS_PER_SLICE): slice s takes the smallest power of two T with
-   ELLR_SLICE_T_ENTRIES * T >= its longest row (seed 003's rule -- each thread does ~16 products at most -- per slice
+   ELLR_SLICE_T_ENTRIES * T >= its longest row (the adaptive CSR-vector's rule -- each thread does ~16 products at most -- per slice
    instead of per matrix), at most 32.  Sorted rows give slices of one to thousands of entries per row: one T for all
    of them either pads the short slices up to T (and reads a 32-byte sector for each 8-byte value) or leaves a long
    slice's rows to few threads.  A slice's width rounded up to its T gives the same T again, so the T is read back
@@ -183,8 +183,8 @@ enum { ELLR_TUNE_MODEL = 0, ELLR_TUNE_EXHAUSTIVE = 1, ELLR_TUNE_NONE = 2 };
 /* Kernel families of the CUDA backend (the CPU backend always uses the sliced layout):
    SLICED      the padded, sliced ELLPACK-R layout of this header (ELLR-T, PELLR, pJDS);
    AUTO        chosen per matrix from row statistics, with a timed product of each candidate on large blocks;
-   CSR_VECTOR  seed 003's adaptive CSR-vector on the uploaded CSR arrays (no padded layout);
-   IPCSR       seed 004's row blocks through shared memory, long rows shared by a whole thread block. */
+   CSR_VECTOR  the adaptive CSR-vector on the uploaded CSR arrays (no padded layout);
+   IPCSR       IPCSR's row blocks through shared memory, long rows shared by a whole thread block. */
 enum { ELLR_FAMILY_SLICED = 0, ELLR_FAMILY_AUTO = 1, ELLR_FAMILY_CSR_VECTOR = 2, ELLR_FAMILY_IPCSR = 3 };
 
 /* The input: a CSR matrix with 32-bit indices (any column order inside a row).
@@ -240,7 +240,7 @@ typedef struct {
   int32_t maxrowlen;      /* longest row */
   int32_t nonempty_rows;  /* rows with at least one entry (AIJ counts 2 nnz - nonempty_rows flops for y = A x) */
   double  meanrowlen;     /* nnz / nrows */
-  int64_t niter;          /* warp iterations of one product, this order (seed 001, Eq. 1) */
+  int64_t niter;          /* warp iterations of one product, this order (PELLR's warp-iteration count, Eq. 1 of its paper) */
   int64_t niter_unsorted; /* the same for the original row order */
   /* set when the column indices are stored (ellr_matrix_create, ellr_cuda_create); 0 before */
   int32_t packed_slices;  /* slices with 16-bit column offsets */
@@ -323,7 +323,7 @@ static inline int32_t ellr_matrix_col(const ellr_matrix *m, int32_t i, int64_t p
   return c;
 }
 
-/* The threads per row of the mean row length (seed 003): each thread does at least ~16 products, never more than
+/* The threads per row of the mean row length (the adaptive CSR-vector's rule): each thread does at least ~16 products, never more than
    a warp per row.  With threads_per_row 0 this is the plan's T on large matrices unless each slice takes its own. */
 int ellr_default_threads_per_row(double meanrowlen);
 /* Automatic T (threads_per_row 0) of a plan of nrows rows and nnz entries in nslices slices of C rows, the widest
@@ -374,7 +374,7 @@ void ellr_cpu_mult(const ellr_matrix *m, const double *x, const double *z, doubl
 /* y = A^T x (+ z); y has ncols entries, x has nrows entries */
 void ellr_cpu_mult_transpose(const ellr_matrix *m, const double *x, const double *z, double *y);
 
-/* The number of warp iterations (seed 001, Eq. 1) that one product over this row order
+/* The number of warp iterations (PELLR's warp-iteration count, Eq. 1 of its paper) that one product over this row order
    takes when 32/T consecutive stored rows share a warp. */
 int64_t ellr_warp_iterations(const int32_t *rowlen, int32_t nrows, int32_t T);
 /* The same for the plan's stored order, each slice at its own T. */

@@ -579,7 +579,7 @@ static int large_enough_to_time(const ellr_cuda_matrix *d)
   return (double)d->plan.stats.bytes > 2.0 * (double)device_attr(cudaDevAttrL2CacheSize, 50 << 20);
 }
 
-/* ELLR_TUNE_MODEL: T and block size are the model's (the plan's T: from the mean row length, seed 003, or each
+/* ELLR_TUNE_MODEL: T and block size are the model's (the plan's T: from the mean row length, the adaptive CSR-vector's rule, or each
    slice's own where a slice needs far more (ellr.h); 256
    threads per block); the options that need no new layout -- stopping at the row length or the slice width,
    the load path -- are the model's too unless the block is large, then each candidate is timed once (at

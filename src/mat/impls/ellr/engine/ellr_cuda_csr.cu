@@ -1,4 +1,4 @@
-/* ellr_cuda_csr.cu - set-up and launches of the CSR kernel families (seeds 003, 004). */
+/* ellr_cuda_csr.cu - set-up and launches of the CSR kernel families (adaptive CSR-vector, IPCSR). */
 #include "ellr_cuda_csr.cuh"
 #include "ellr_cuda_csr_kernels.cuh"
 #include "ellr_cuda_util.cuh"

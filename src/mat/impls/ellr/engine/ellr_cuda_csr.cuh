@@ -1,5 +1,5 @@
 /*
-  ellr_cuda_csr.cuh - the CSR kernel families of the CUDA backend (seeds 003 and 004), for ellr_cuda.cu only.
+  ellr_cuda_csr.cuh - the CSR kernel families of the CUDA backend (the adaptive CSR-vector and IPCSR), for ellr_cuda.cu only.
 
   They multiply with the CSR arrays that ellr_cuda_create uploads: choosing one of them keeps those arrays as
   the storage and frees the padded layout.  PETSc-free plain struct + functions, as the rest of the engine.
@@ -26,7 +26,7 @@ typedef struct {
   int32_t        nlong;         /* IPCSR: rows longer than ELLR_IPCSR_CAP (one block each) */
 } ellr_csr_dev;
 
-/* Lanes per row of seed 003's CSR-vector from the mean row length: the power of two nearest to it, 1 to 32. */
+/* Lanes per row of the adaptive CSR-vector from the mean row length: the power of two nearest to it, 1 to 32. */
 int ellr_csr_vector_threads(double meanrowlen);
 
 /* What a family needs before its first product (IPCSR: the row blocks, built on the GPU from the row

@@ -1,9 +1,9 @@
 /*
-  ellr_cuda_csr_kernels.cuh - the seeds' CSR kernels (included by ellr_cuda_csr.cu only).
+  ellr_cuda_csr_kernels.cuh - the CSR kernels (adaptive CSR-vector, IPCSR) (included by ellr_cuda_csr.cu only).
 
   They run on the CSR arrays the backend uploads anyway (no padded layout, no fill):
-  - CSR-vector (seed 003): T lanes per row, T picked from the mean row length, shuffle reduction.
-  - IPCSR (seed 004): a thread block takes a row block -- consecutive rows whose nonzeros fit its shared
+  - adaptive CSR-vector: T lanes per row, T picked from the mean row length, shuffle reduction.
+  - IPCSR: a thread block takes a row block -- consecutive rows whose nonzeros fit its shared
     memory -- streams their products val * x[col] into shared memory with every thread (coalesced whatever
     the row lengths), then sums each row there with a group of threads sized to the block's row count.
     Rows longer than ELLR_IPCSR_CAP (the long-row path) get a block each, whose 8 warps share the row and

@@ -17,7 +17,7 @@
             (the device pads with column -1, skipped, so width mode reads no rowlen and is exact
             for any x, including Inf/NaN entries),
      LD     0: matrix words through the read-only path (__ldg); 1: streaming loads (__ldcs).
-  - rows:   thread group of T lanes per row, all column blocks of the row (ELLR-T, seed 000);
+  - rows:   thread group of T lanes per row, all column blocks of the row (ELLR-T);
             any C.
   - chunks: work items (slice, first column block); a warp takes 32 consecutive words of each
             column block of its item, G = C*T/32 warps per item; slices wider than J column

@@ -6,7 +6,7 @@
             decreasing length: stable, so equal lengths keep their row order as in the host plan, and only
             the bits up to the longest row's are sorted (a few passes for short rows).
   geometry: slice widths by a max-reduction over each slice's rows, offsets by a scan, warp iterations
-            (seed 001's N_iter) by a reduction; only the slice offsets and a few counters come back.
+            (PELLR's N_iter) by a reduction; only the slice offsets and a few counters come back.
 */
 #include "ellr_cuda_plan.cuh"
 #include "ellr_cuda_util.cuh"
@@ -105,7 +105,7 @@ __global__ void ellr_kernel_slice_width_max(int32_t nslices, const int32_t *__re
   if ((threadIdx.x & 31) == 0) atomicMax(&c->wmax, hi);
 }
 
-/* seed 001's N_iter: groups of 32/T consecutive rows share a warp and take ceil(longest / T) steps, for the stored
+/* PELLR's N_iter: groups of 32/T consecutive rows share a warp and take ceil(longest / T) steps, for the stored
    order (rowlen; with per_slice, each slice's own T and groups inside each slice, read back from slice_start) and,
    with rowptr, for the original order at Tu.  A thread per row; the first row of a group adds the group's steps. */
 __global__ void ellr_kernel_niter(int32_t nrows, int32_t C, int32_t T, int per_slice, int32_t Tu, const int64_t *__restrict__ slice_start, const int32_t *__restrict__ rowlen, const int32_t *__restrict__ rowptr, int32_t long_min, ellr_plan_counters *c)
