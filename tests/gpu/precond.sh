@@ -43,4 +43,5 @@ for p in $PROBLEMS; do
   done
 done
 python3 tests/gpu/precond.py "$OUT" > "$OUT/precond.md"
+python3 tests/gpu/precond_plot.py "$OUT/precond.md" "$OUT/precond.png"
 cat "$OUT/precond.md"
