@@ -426,45 +426,12 @@ static PetscErrorCode MatSeqAIJELLRUpdateFromDevice(Mat A, Mat_SeqAIJELLR *e, Pe
 }
 #endif
 
-/*
-  Makes the ELLPACK-R storage agree with the AIJ matrix: nothing when neither values nor pattern changed, a
-  value refill when only values changed (what SNES and TS do every step), a rebuild when the pattern or the
-  column count changed.  Called before every product on the storage (and by -mat_view), so no product ever
-  sees a stale copy, whatever base-class routine changed the matrix.  Nothing to do with AIJ's products.
-*/
-PetscErrorCode MatSeqAIJELLRUpdate(Mat A)
+/* The same from the host CSR (the AIJ base; the CPU backend): a refill or a build, on the CPU or uploaded to the GPU. */
+static PetscErrorCode MatSeqAIJELLRUpdateFromHost(Mat A, Mat_SeqAIJELLR *e, PetscBool rebuild)
 {
-  Mat_SeqAIJELLR  *e = MatSeqAIJELLRGetData(A);
-  PetscObjectState state;
-  PetscBool        rebuild;
-  ellr_csr         csr;
+  ellr_csr csr;
 
   PetscFunctionBegin;
-  PetscCall(MatSeqAIJELLRResolve(A, e));
-  if (e->backend == MAT_ELLR_BACKEND_AIJ) {
-    if (e->built) PetscCall(MatSeqAIJELLRFreeStorage(e));
-    PetscFunctionReturn(0);
-  }
-  PetscCall(PetscObjectStateGet((PetscObject)A, &state));
-  rebuild = (PetscBool)(!e->built || A->nonzerostate != e->nzstate || A->cmap->n != e->ncols);
-  if (!rebuild && state == e->state) PetscFunctionReturn(0);
-
-#if defined(PETSCELLR_HAVE_CUDA)
-  if (e->pinned) PetscCall(MatSeqAIJELLRCheckPinnedArrays(A, e)); /* before the storage goes: it names the old arrays */
-#endif
-  PetscCall(PetscLogEventBegin(MAT_ELLRBuild, A, 0, 0, 0));
-  if (rebuild) PetscCall(MatSeqAIJELLRFreeStorage(e));
-#if defined(PETSCELLR_CUSPARSE_BASE)
-  if (e->cusparse && e->backend == MAT_ELLR_BACKEND_CUDA) {
-    PetscCall(MatSeqAIJELLRUpdateFromDevice(A, e, rebuild));
-    PetscCall(PetscLogEventEnd(MAT_ELLRBuild, A, 0, 0, 0));
-    e->built   = PETSC_TRUE;
-    e->state   = state;
-    e->nzstate = A->nonzerostate;
-    e->ncols   = A->cmap->n;
-    PetscFunctionReturn(0);
-  }
-#endif
   PetscCall(MatSeqAIJELLRGetCSR(A, rebuild, &csr));
   /* a pattern replaced behind the nonzero state: the count of nonzeros tells */
   if (!rebuild && (int64_t)csr.rowptr[csr.nrows] != MatSeqAIJELLRGetPlan(e)->stats.nnz) {
@@ -488,6 +455,41 @@ PetscErrorCode MatSeqAIJELLRUpdate(Mat A)
     if (!e->pinned && e->settings.eng.pin_host) MatSeqAIJELLRSetPinned(e, (PetscBool)(ellr_cuda_pinned_bytes(e->dev) > 0));
   }
 #endif
+  PetscFunctionReturn(0);
+}
+
+/*
+  Makes the ELLPACK-R storage agree with the AIJ matrix: nothing when neither values nor pattern changed, a
+  value refill when only values changed (what SNES and TS do every step), a rebuild when the pattern or the
+  column count changed.  Called before every product on the storage (and by -mat_view), so no product ever
+  sees a stale copy, whatever base-class routine changed the matrix.  Nothing to do with AIJ's products.
+*/
+PetscErrorCode MatSeqAIJELLRUpdate(Mat A)
+{
+  Mat_SeqAIJELLR  *e = MatSeqAIJELLRGetData(A);
+  PetscObjectState state;
+  PetscBool        rebuild;
+
+  PetscFunctionBegin;
+  PetscCall(MatSeqAIJELLRResolve(A, e));
+  if (e->backend == MAT_ELLR_BACKEND_AIJ) {
+    if (e->built) PetscCall(MatSeqAIJELLRFreeStorage(e));
+    PetscFunctionReturn(0);
+  }
+  PetscCall(PetscObjectStateGet((PetscObject)A, &state));
+  rebuild = (PetscBool)(!e->built || A->nonzerostate != e->nzstate || A->cmap->n != e->ncols);
+  if (!rebuild && state == e->state) PetscFunctionReturn(0);
+
+#if defined(PETSCELLR_HAVE_CUDA)
+  if (e->pinned) PetscCall(MatSeqAIJELLRCheckPinnedArrays(A, e)); /* before the storage goes: it names the old arrays */
+#endif
+  PetscCall(PetscLogEventBegin(MAT_ELLRBuild, A, 0, 0, 0));
+  if (rebuild) PetscCall(MatSeqAIJELLRFreeStorage(e));
+#if defined(PETSCELLR_CUSPARSE_BASE)
+  if (e->cusparse && e->backend == MAT_ELLR_BACKEND_CUDA) PetscCall(MatSeqAIJELLRUpdateFromDevice(A, e, rebuild));
+  else
+#endif
+    PetscCall(MatSeqAIJELLRUpdateFromHost(A, e, rebuild));
   PetscCall(PetscLogEventEnd(MAT_ELLRBuild, A, 0, 0, 0));
   e->built   = PETSC_TRUE;
   e->state   = state;
