@@ -1,6 +1,6 @@
 /*
   upload_bench.cu - how fast can a CSR that PETSc holds in ordinary (pageable) host memory reach the GPU?
-  Issue 8, deliverable 1.  Each way is timed on the same buffer (default 322 MB: the CSR of the 27-point
+  Each way is timed on the same buffer (default 322 MB: the CSR of the 27-point
   100^3 matrix), median of 3, host wall clock around the whole operation (what a user waits for):
 
     pageable         one cudaMemcpy
