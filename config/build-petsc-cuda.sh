@@ -10,7 +10,9 @@
 #   - PETSc 3.26.1 from the PyPI `petsc` sdist (cached in .petsc-cuda/downloads/)
 #   - CUDA from $CUDA_HOME (default /usr/local/cuda), --with-cuda-arch=90 (H100/H200; no GPU here to detect)
 #   - MPI: Debian's Open MPI (mpicc/mpicxx); BLAS/LAPACK: OpenBLAS linked as libopenblas.so.0 (all the GPU machine has)
-#   - real double scalars, 32-bit indices, no Fortran, no X, no debugging, shared libraries, no external packages
+#   - real double scalars, 32-bit indices, no Fortran, no X, shared libraries, no external packages
+#   - optimized (--with-debugging=0); PETSC_CUDA_DEBUG=1 builds a debugging PETSc instead (argument and type checks,
+#     stack traces on errors) into <repo>/.petsc-cuda/install-debug, to run the suite against PETSc's debug checks
 # Everything (downloads, sources, logs, install) lives under <repo>/.petsc-cuda/ (git-ignored).
 #
 # NVML: PETSc 3.26 no longer needs NVML for --with-cuda; it is an opt-in (--with-cuda-nvml=1, only for
@@ -26,6 +28,7 @@
 #   PETSC_CUDA_ARCH     CUDA architecture                    (default 90)
 #   PETSC_CUDA_JOBS     make -j                              (default 2)
 #   PETSC_CUDA_NVML     1 = configure --with-cuda-nvml=1     (default 0)
+#   PETSC_CUDA_DEBUG    1 = configure --with-debugging=1     (default 0; default prefix .../install-debug)
 #   CUDA_HOME           CUDA toolkit                         (default /usr/local/cuda)
 # To rebuild: rm -rf "$PETSC_CUDA_PREFIX" (the stamp file inside it marks a finished build).
 set -euo pipefail
@@ -33,7 +36,12 @@ set -euo pipefail
 SCRIPT_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 REPO_ROOT=$(cd "$SCRIPT_DIR/.." && pwd)
 WORK="$REPO_ROOT/.petsc-cuda"
-PREFIX=${PETSC_CUDA_PREFIX:-$WORK/install}
+DEBUG=${PETSC_CUDA_DEBUG:-0}
+if [[ $DEBUG == 1 ]]; then
+  PREFIX=${PETSC_CUDA_PREFIX:-$WORK/install-debug}; PETSC_ARCH_NAME=arch-cuda-debug; OPTFLAGS="-g -O1"
+else
+  PREFIX=${PETSC_CUDA_PREFIX:-$WORK/install}; PETSC_ARCH_NAME=arch-cuda; OPTFLAGS=-O2
+fi
 VERSION=${PETSC_CUDA_VERSION:-3.26.1}
 CUDA_ARCH=${PETSC_CUDA_ARCH:-90}
 JOBS=${PETSC_CUDA_JOBS:-2}
@@ -41,8 +49,7 @@ NVML=${PETSC_CUDA_NVML:-0}
 CUDA_HOME=${CUDA_HOME:-/usr/local/cuda}
 NVML_WHEEL_VERSION=13.0.87          # nvidia-nvml-dev matching CUDA 13.0 (only with PETSC_CUDA_NVML=1)
 STAMP="$PREFIX/.petsc-cuda-stamp"
-PETSC_ARCH_NAME=arch-cuda
-LOGDIR="$WORK/logs"
+LOGDIR="$WORK/logs"; [[ $DEBUG == 1 ]] && LOGDIR="$WORK/logs-debug"
 
 say()  { printf '[build-petsc-cuda] %s\n' "$*"; }
 die()  { printf '[build-petsc-cuda] ERROR: %s\n' "$*" >&2; exit 1; }
@@ -109,10 +116,10 @@ else
 fi
 tar tzf "$TARBALL" "petsc-$VERSION/configure" >/dev/null 2>&1 || die "$TARBALL is not a PETSc source tarball (no configure); delete it"
 
-SRC="$WORK/src/petsc-$VERSION"
+SRC="$WORK/src/$PETSC_ARCH_NAME/petsc-$VERSION"   # one source tree per build, so both builds can coexist
 say "unpacking a clean source tree into $SRC"
-rm -rf "$SRC"; mkdir -p "$WORK/src"
-tar xzf "$TARBALL" -C "$WORK/src"
+rm -rf "$SRC"; mkdir -p "$(dirname "$SRC")"
+tar xzf "$TARBALL" -C "$(dirname "$SRC")"
 
 # ---------------------------------------------------------------- NVML (optional)
 CUDA_DIR_FOR_PETSC=$CUDA_HOME
@@ -163,10 +170,10 @@ CONFIGURE_ARGS=(
   --with-cuda=1 --with-cuda-dir="$CUDA_DIR_FOR_PETSC" --with-cudac="$CUDA_HOME/bin/nvcc" --with-cuda-arch="$CUDA_ARCH"
   "$NVML_OPT"
   --with-blaslapack-lib="-L$OPENBLAS_DIR -lopenblas"
-  --with-debugging=0 --with-shared-libraries=1 --with-x=0
+  --with-debugging="$DEBUG" --with-shared-libraries=1 --with-x=0
   --with-scalar-type=real --with-precision=double --with-64-bit-indices=0
   --with-ssl=0
-  COPTFLAGS=-O2 CXXOPTFLAGS=-O2 CUDAOPTFLAGS=-O2
+  COPTFLAGS="$OPTFLAGS" CXXOPTFLAGS="$OPTFLAGS" CUDAOPTFLAGS="$OPTFLAGS"
 )
 printf '%s\n' "${CONFIGURE_ARGS[@]}" >"$LOGDIR/configure-args.txt"
 say "configure ${CONFIGURE_ARGS[*]}"

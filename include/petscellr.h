@@ -17,8 +17,9 @@
    slower than `MATAIJ` there.
 
    This matrix type is identical to `MATSEQAIJELLRT` on one process and `MATMPIAIJELLRT` otherwise.
-   Assembly, factorizations and every PC work through the AIJ base class; only the products
-   (MatMult, MatMultAdd, MatMultTranspose, MatMultTransposeAdd) use the ELLPACK-R storage.
+   Assembly, factorizations, MatProduct and every PC work through the base class: `MATAIJCUSPARSE` with a PETSc
+   built with CUDA (so they run on the GPU as for aijcusparse), else `MATAIJ`; only the products (MatMult,
+   MatMultAdd, MatMultTranspose, MatMultTransposeAdd) use the ELLPACK-R storage.
 
    Options Database Keys (also under the matrix's options prefix; listed by -help):
 +  -mat_type ellrt                      - sets the matrix type
@@ -71,6 +72,15 @@
    block's product.  The storage is built at the first product and is rebuilt or refilled whenever the matrix
    changes.  `-mat_view ::ascii_info` reports where products run and what the storage costs.
 
+   References:
++  * - F. Vazquez, J. J. Fernandez, E. M. Garzon, Automatic tuning of the sparse matrix vector product on GPUs based
+       on the ELLR-T approach, Parallel Computing 38(8), 408-420, 2012 (the storage and the kernel)
+.  * - N. Bell, M. Garland, Implementing sparse matrix-vector multiplication on throughput-oriented processors,
+       SC '09, 2009 (CSR-vector, with -mat_ellr_kernel csr_vector)
+-  * - J. Gao, P. Qi, G. He, Efficient CSR-based sparse matrix-vector multiplication on GPU, Mathematical Problems
+       in Engineering 2016, 4596943, 2016 (IPCSR, with -mat_ellr_kernel ipcsr)
+   `-citations` prints those the storage of a run used.
+
    Level: beginner
 
 .seealso: `MATPELLR`, `MATAIJ`, `MATSELL`, `PetscELLRInitializePackage()`
@@ -88,6 +98,14 @@ M*/
    rows keep their order where sorting would remove almost no padding, as on stencils) -mat_ellr_slice_height 32
    -mat_ellr_kernel auto (on the GPU the sliced layout, or the CSR kernel that is faster for the matrix),
    and -mat_ellr_slice_height 0 gives the PELLR paper's full-width layout.
+
+   References:
++  * - Z. Wang, T. Gu, PELLR: A permutated ELLPACK-R format for SpMV on GPUs, Journal of Computer and
+       Communications 8(4), 44-58, 2020 (rows permuted by length; its cost model counts warp iterations)
+.  * - M. Kreutzer, G. Hager, G. Wellein, H. Fehske, A. Basermann, A. R. Bishop, Sparse matrix-vector multiplication
+       on GPGPU clusters: a new storage format and a scalable implementation, IPDPS Workshops, 2012 (pJDS: sorted
+       rows in slices; the MPI product overlapping the halo exchange)
+-  * - the ELLR-T, CSR-vector and IPCSR papers of `MATELLR`
 
    Level: beginner
 

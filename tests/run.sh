@@ -3,18 +3,18 @@
 #
 #   tests/run.sh [REGEX]        run the tests whose name matches REGEX (grep -E); all when omitted
 #   ELLR_QUICK=1 tests/run.sh   the quick subset (~1 minute)
-#   ELLR_EXCLUDE=REGEX tests/run.sh [REGEX]   leave out the tests whose name matches (the GPU round runs the suite in parts)
+#   ELLR_EXCLUDE=REGEX tests/run.sh [REGEX]   leave out the tests whose name matches (the GPU run runs the suite in parts)
 #   ELLR_UPDATE=1 tests/run.sh REGEX   (re)write the expected outputs in tests/output/ of the tests run
 #
 # Environment: BUILD (build), PETSC_DIR (/usr/lib/petsc), PETSC_ARCH, MPIEXEC (else PETSc's petscvariables;
 # --allow-run-as-root and --oversubscribe are added for Open MPI), ELLR_MATRICES (tests/matrices),
 # PYTHON (a python3 with numpy and scipy; /usr/bin/python3 is tried first), ELLR_TIMEOUT (seconds per
-# command, 300), ELLR_VALGRIND=0 leaves the valgrind tests out (the GPU round; a line says so), ELLR_KEEP=1 keeps
+# command, 300), ELLR_VALGRIND=0 leaves the valgrind tests out (the GPU run; a line says so), ELLR_KEEP=1 keeps
 # the scratch directory, ELLR_PETSC64 (the 64-bit-index PETSc; 0 = those tests left out), PYTHON4PETSC (the
 # python of the petsc4py tests, /usr/bin/python3).
 # A missing prerequisite (a Debian package, a build) never makes a test disappear: the tests that need it
 # FAIL with "not run: <what to install>"; tests are left out only on an explicit setting, with a "# ... not run" line.
-# GPU rounds (tests/gpu/round.sh) also set: ELLR_PETSC_OPTIONS (options every program gets), ELLR_BACKEND (the
+# GPU runs (tests/gpu/run.sh) also set: ELLR_PETSC_OPTIONS (options every program gets), ELLR_BACKEND (the
 # backend -mat_view must report: cpu or cuda), ELLR_PETSC_TUTORIALS (PETSc's tutorials, already built),
 # ELLR_SOLVE_RTOL (relative tolerance on the residual and error digits of the CPU solves compared with MATAIJ).
 #
@@ -40,11 +40,11 @@ EXPECTED=$ROOT/tests/output
 NUMDIFF="python3 $ROOT/tests/lib/numdiff.py"
 command -v python3 >/dev/null 2>&1 || NUMDIFF="/usr/bin/python3 $ROOT/tests/lib/numdiff.py"
 # Tests set their own options: nothing from the caller's PETSC_OPTIONS leaks in, but for ELLR_PETSC_OPTIONS,
-# which a machine may need everywhere (the GPU round: -use_gpu_aware_mpi 0 with an MPI that is not GPU-aware).
+# which a machine may need everywhere (the GPU run: -use_gpu_aware_mpi 0 with an MPI that is not GPU-aware).
 unset PETSC_OPTIONS PETSC_OPTIONS_YAML
 EXTRA_OPTS=${ELLR_PETSC_OPTIONS:-}
 [ -n "$EXTRA_OPTS" ] && export PETSC_OPTIONS="$EXTRA_OPTS"
-# ELLR_BACKEND: where the products are expected to run (cpu here; cuda in the GPU round)
+# ELLR_BACKEND: where the products are expected to run (cpu here; cuda in the GPU run)
 BACKEND=${ELLR_BACKEND:-cpu}
 # real-matrix solves: final residuals of ELLR and MATAIJ agree to this relative tolerance (a GPU sums rows
 # in another order, which moves the last digits of an ill-conditioned solve)
@@ -250,7 +250,7 @@ Q=1 t_grep engine_cpu "^test_engine: [0-9]+ checks passed" -- "$ENG"
 # (cuobjdump lists the cubins of the library: tests/gpu/check_arch.sh; PyPI's cuobjdump in .tools/venv, which
 # config/setup.sh installs when nvcc is present). A library built without nvcc has no GPU code to check.
 if [ "${ELLR_CUBINS:-1}" = 0 ]; then
-  want cuda_cubins && echo "# cuda_cubins not run: ELLR_CUBINS=0 (the GPU round: checked where the library is built)"
+  want cuda_cubins && echo "# cuda_cubins not run: ELLR_CUBINS=0 (the GPU run: checked where the library is built)"
 elif [ -z "$(nm -D --defined-only "$LIB" 2>/dev/null | grep -w ellr_cuda_create)" ]; then
   want cuda_cubins && echo "# cuda_cubins not run: $LIB was built without the CUDA backend (no nvcc)"
 else
@@ -333,6 +333,13 @@ t_fn refresh_pinning_at_create ok_lines 50 "$BUILD/tests/refresh_pinning" -type 
 # -help in the MatCreate / MatSetType / MatSetFromOptions order lists the options (2 ranks; on 1 PETSc itself
 # prints no MatSetFromOptions block in that order, for MATAIJ as well)
 t_grep help_order_np2 "-a_mat_type:? <now && -a_mat_ellr_backend:? <now" -- $MPIEXEC -n 2 "$BUILD/tests/help_order" -type ellrt -prefix a_ -help
+# README, doc/, headers, sources, scripts and test names speak of the product, not of how the work was organised
+# (tests/internal_words.sh holds the words; real uses go in its allow-list)
+t_fn internal_words bash "$ROOT/tests/internal_words.sh" "$ROOT"
+# -citations prints the papers of the methods the storage uses (PetscCitationsRegister): ELLR-T for ellrt's sliced
+# layout; PELLR and pJDS for pellr's sorted slices
+t_grep citations_ellrt "vazquez2012ellrt && Parallel Computing" -- "$EX1" -n 8 -mat_type ellrt $ENGINE -citations
+t_grep citations_pellr "wang2020pellr && kreutzer2012pjds" -- $MPIEXEC -n 2 "$EX1" -n 8 -mat_type pellr $ENGINE -citations
 
 # ================================================================== 2. ex1: 3D Poisson, same answers as MATAIJ
 EX1OPTS="-n 16 -ksp_type cg -pc_type jacobi"
@@ -632,7 +639,7 @@ if [ "$BACKEND" = cuda ]; then
     for t in ellrt pellr; do t_fn "pc_copies_${pc}_$t" pc_copies $pc $np $t; done
   done
 elif wanted pc_copies_ilu_ellrt; then
-  echo "# pc_copies_* not run: ELLR_BACKEND=$BACKEND (they compare with aijcusparse on the GPU machine: tests/gpu/round.sh)"
+  echo "# pc_copies_* not run: ELLR_BACKEND=$BACKEND (they compare with aijcusparse on the GPU machine: tests/gpu/run.sh)"
 fi
 # (storage under 1 MB is never refused: the case needs a matrix of some size)
 t_err bad_max_fill_exceeded "max fill 2.*-mat_type pellr" -- "$EX1" -n 30 -mat_type ellrt -mat_ellr_threads_per_row 32 -mat_ellr_max_fill 2 $ENGINE
@@ -664,7 +671,7 @@ valgrind_clean() { # CMD...: no valgrind error, no definite leak
     run "$out" valgrind -q --error-exitcode=1 --leak-check=full --errors-for-leak-kinds=definite --show-leak-kinds=definite \
     $VG_SUPP "$@" || { echo "valgrind reports errors or exit status $? ($*)"; grep -E "==[0-9]+==|ERROR" "$out" | head -30; return 1; }
 }
-# ELLR_VALGRIND=0 (the GPU round: valgrind does not know CUDA) leaves them out, with a line that says so;
+# ELLR_VALGRIND=0 (the GPU run: valgrind does not know CUDA) leaves them out, with a line that says so;
 # without valgrind they fail, naming the package.
 if [ "${ELLR_VALGRIND:-1}" = 0 ]; then
   wanted valgrind_engine_cpu valgrind_ex1_ellrt valgrind_ex1_pellr valgrind_diff_aij valgrind_refresh_pinning valgrind_fail_inject && echo "# valgrind tests not run: ELLR_VALGRIND=0"
@@ -708,7 +715,7 @@ install_pkgconfig() { # PETSC_PC [PETSC_DIR BUILD INDEX_BYTES]
   exp="pkgconfig prog: type mpiaijellrt, n 11, sum\(A\*x\) = 12\.?, ELLR products [1-9]"
   run "$log" $MPIEXEC -n 2 "$prog" -n 11 $ENGINE && grep -qE "$exp" "$log" || { echo "the program on 2 ranks failed or printed something else (expected /$exp/)"; cat "$log"; return 1; }
 }
-# ELLR_INSTALL=0: not run (the GPU round, whose machine has no compiler set-up for it); a line says so
+# ELLR_INSTALL=0: not run (the GPU run, whose machine has no compiler set-up for it); a line says so
 if [ "${ELLR_INSTALL:-1}" = 0 ]; then
   echo "# install_pkgconfig, install_pkgconfig_flags not run: ELLR_INSTALL=0"
 else

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# tests/gpu/prepare.sh - builds, on this (CPU) machine, everything tests/gpu/round.sh runs on the GPU machine, so that
+# tests/gpu/prepare.sh - builds, on this (CPU) machine, everything tests/gpu/run.sh runs on the GPU machine, so that
 # the GPU machine only runs.  Copy build/cuda and .petsc-cuda/petsc-cuda.tar.xz there and run
-#     tests/gpu/round.sh OUTDIR [PART]
+#     tests/gpu/run.sh OUTDIR [PART]
 #
 # The plugin, tutorials and tests are built against the CUDA-enabled PETSc of config/build-petsc-cuda.sh
 # (BUILD=build/cuda), plus PETSc's own KSP tutorials ex2, ex23, ex45, ex50 from its source, unmodified.

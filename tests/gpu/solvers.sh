@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # tests/gpu/solvers.sh OUTDIR [NPS] - time to solution with aijcusparse, sellcuda, ellrt and pellr: same PETSc build,
 # same run, solves to rtol 1e-6 (CG + Jacobi).  Writes OUTDIR/tts.md (tests/gpu/tts.py) and the logs.
-#   NPS (default "1"): the MPI sizes, one GPU per rank ("1 2" on nvidia-h200-x2).
+#   NPS (default "1"): the MPI sizes, one GPU per rank ("1 2" on a machine with two GPUs).
 #   on 1 GPU:  PETSc's unmodified ex45 160^3; our ex1 7-point 160^3 and 27-point 100^3 (-timing -solves 2), and
 #              the small ex1 7-point 24^3 and 27-point 16^3
 #   on NP > 1: ex45 192^3 and ex1 7-point 192^3 (the same problems on 1 GPU are run too, for the speed-up)

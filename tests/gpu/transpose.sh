@@ -5,7 +5,7 @@
 # transpose product), atomic (A's storage, atomicAdd into y) and with the matrix flagged symmetric for good (ex1
 # -symmetric: MAT_SYMMETRIC and MAT_SYMMETRY_ETERNAL, A^T x is A's own product).  Prints MatMult and MatMultTranspose
 # per call (wall time from -log_view, -log_view_gpu_time on; one-time costs included), the plugin's build events and
-# KSPSolve; run after tests/gpu/prepare.sh, on the GPU machine (round.sh's environment).
+# KSPSolve; run after tests/gpu/prepare.sh, on the GPU machine (run.sh's environment).
 set -uo pipefail
 OUT=${1:?usage: tests/gpu/transpose.sh OUTDIR}
 cd "$(dirname "$0")/../.."

@@ -31,7 +31,7 @@ def same(e, a, rtol, atol):
         return True
     if NUM.match(e) and NUM.match(a):
         if not isfloat(e) and not isfloat(a):
-            # ELLR_ITS_RTOL (GPU rounds): a GPU sums a row in another order than CSR on the CPU, which can move
+            # ELLR_ITS_RTOL (GPU runs): a GPU sums a row in another order than CSR on the CPU, which can move
             # the iteration count of an ill-conditioned solve by a few percent; 0 (exact) otherwise
             return abs(int(a) - int(e)) <= INT_RTOL * abs(int(e))
         fe, fa = float(e), float(a)

@@ -1,5 +1,5 @@
 #!/bin/bash
-# The GPU round of the engine: run on the GPU machine from the repository root, with build/ built
+# The engine on the GPU: run on the GPU machine from the repository root, with build/ built
 # here by `make spmv` and the test matrices copied into build/matrices:
 #     mkdir -p build/matrices && cp tests/matrices/*.mtx.gz build/matrices/ (and larger ones of your own)
 #     tests/spmv/run_gpu.sh OUTDIR [spmv options...]

@@ -393,7 +393,7 @@ static const engine_format g_engine_formats[] = {
   {"ELLR-T C=32 no long", {0, 0, 32, 0, 0, 20.0, 0, 1, ELLR_FAMILY_SLICED, 0, ELLR_LONG_ROWS_NONE, 0}, NULL, 0},
   {"PELLR no long", {0, 0, 32, 1, 0, 20.0, 0, 1, ELLR_FAMILY_SLICED, 0, ELLR_LONG_ROWS_NONE, 0}, NULL, 0},
   {"PELLR long atomic", {0, 0, 32, 1, 0, 20.0, 0, 1, ELLR_FAMILY_SLICED, 0, 0, ELLR_LONG_JOIN_ATOMIC}, NULL, 0},
-  /* each slice's own T, from its longest row (deliverable 2), where asked: the formats above take it where the
+  /* each slice's own T, from its longest row (-mat_ellr_threads_per_row -1), where asked: the formats above take it where the
      automatic rule does (ellr.h) */
   {"ELLR-T C=32 T/slice", {ELLR_THREADS_PER_SLICE, 0, 32, 0, 0, 20.0, 0, 1}, NULL, 0},
   {"PELLR T/slice", {ELLR_THREADS_PER_SLICE, 0, 32, 1, 0, 20.0, 0, 1}, NULL, 0},

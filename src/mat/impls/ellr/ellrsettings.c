@@ -48,7 +48,7 @@ PetscErrorCode MatELLRSettingsFromOptions(Mat A, MatELLROptionItems PetscOptions
   const char *pre      = NULL;
 
   PetscFunctionBegin;
-  PetscOptionsHeadBegin(PetscOptionsObject, "petsc-ellr: ELLPACK-R storage of MATELLR (ellrt) and MATPELLR (pellr)");
+  PetscOptionsHeadBegin(PetscOptionsObject, "petsc-ellr: ELLPACK-R storage of MATELLR (ellrt: ELLR-T, Vazquez, Fernandez and Garzon 2012) and MATPELLR (pellr: PELLR, Wang and Gu 2020, sliced as pJDS, Kreutzer et al. 2012); -citations lists the papers a run used");
   PetscCall(PetscOptionsEnum("-mat_ellr_backend", "Where products run: auto (cuda with a GPU, else aij), cuda, cpu (the ELLPACK-R storage on the CPU) or aij (AIJ's own products)", "MATELLR", MatELLRBackends, backend, &backend, NULL));
   PetscCall(PetscOptionsInt("-mat_ellr_threads_per_row", "Threads per row T: 1, 2, 4, 8, 16 or 32; -1 = each slice its own, from its longest row; 0 = automatic (under 32768 rows one T from the widest slice, 4 T >= it; else one T from the mean row, or each slice its own where a slice needs 4x that)", "MATELLR", T, &T, NULL));
   PetscCall(PetscOptionsInt("-mat_ellr_block_size", "GPU threads per block, a multiple of 32 up to 1024; 0 = automatic", "MATELLR", bs, &bs, NULL));

@@ -491,6 +491,17 @@ PetscErrorCode MatSeqAIJELLRUpdate(Mat A)
 #endif
     PetscCall(MatSeqAIJELLRUpdateFromHost(A, e, rebuild));
   PetscCall(PetscLogEventEnd(MAT_ELLRBuild, A, 0, 0, 0));
+  if (rebuild) {
+    int family = -1;
+#if defined(PETSCELLR_HAVE_CUDA)
+    if (e->backend == MAT_ELLR_BACKEND_CUDA && e->dev) {
+      ellr_cuda_info info;
+      ellr_cuda_get_info(e->dev, &info);
+      family = info.family;
+    }
+#endif
+    PetscCall(MatELLRRegisterCitations(e->settings.format, family));
+  }
   e->built   = PETSC_TRUE;
   e->state   = state;
   e->nzstate = A->nonzerostate;

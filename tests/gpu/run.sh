@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# tests/gpu/round.sh OUTDIR [PARTS] - one round on the GPU machine, after tests/gpu/prepare.sh here.
+# tests/gpu/run.sh OUTDIR [PARTS] - one round on the GPU machine, after tests/gpu/prepare.sh here.
 #
 # PARTS (default "engine spmv tests solvers"), each writing full logs into OUTDIR:
 #   engine   the PETSc-free engine test on the GPU, and a compute-sanitizer memcheck run of it
@@ -17,7 +17,7 @@
 #            (N=24 once more with every plan on the GPU: ELLR_GPU_PLAN=1)
 # The last lines printed are a short summary.
 set -uo pipefail
-FINAL=${1:?usage: tests/gpu/round.sh OUTDIR [PARTS]}
+FINAL=${1:?usage: tests/gpu/run.sh OUTDIR [PARTS]}
 PARTS=${2:-engine spmv tests solvers}
 cd "$(dirname "$0")/../.."
 ROOT=$PWD
