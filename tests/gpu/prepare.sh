@@ -8,13 +8,22 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 ROOT=$PWD
-P=${PETSC_CUDA_PREFIX:-$ROOT/.petsc-cuda/install}
-config/build-petsc-cuda.sh
-[ -f .petsc-cuda/petsc-cuda.tar.xz ] || config/pack-petsc-cuda.sh
-B=build/cuda
-make --no-print-directory -s PETSC_DIR="$P" BUILD=$B all spmv
-mkdir -p $B/tests/gpu
-nvcc -O2 -std=c++17 -arch=sm_90 tests/gpu/upload_bench.cu -o $B/tests/gpu/upload_bench -lpthread
+# ELLR_PETSC_DEBUG=1: against a debugging CUDA PETSc instead (PETSc's argument and type checks, stack traces on
+# errors), into build/cuda-debug with .petsc-cuda/petsc-cuda-debug.tar.xz; the suite only (no benchmarks); run it there
+# with ELLR_GPU_BUILD=build/cuda-debug tests/gpu/run.sh OUTDIR tests
+if [ "${ELLR_PETSC_DEBUG:-0}" = 1 ]; then
+  P=${PETSC_CUDA_PREFIX:-$ROOT/.petsc-cuda/install-debug} TARBALL=.petsc-cuda/petsc-cuda-debug.tar.xz B=build/cuda-debug
+  PETSC_CUDA_DEBUG=1 PETSC_CUDA_PREFIX="$P" config/build-petsc-cuda.sh
+  [ -f $TARBALL ] || PETSC_CUDA_PREFIX="$P" PETSC_CUDA_TARBALL=$TARBALL config/pack-petsc-cuda.sh
+  make --no-print-directory -s PETSC_DIR="$P" BUILD=$B all
+else
+  P=${PETSC_CUDA_PREFIX:-$ROOT/.petsc-cuda/install} TARBALL=.petsc-cuda/petsc-cuda.tar.xz B=build/cuda
+  PETSC_CUDA_PREFIX="$P" config/build-petsc-cuda.sh
+  [ -f $TARBALL ] || PETSC_CUDA_PREFIX="$P" config/pack-petsc-cuda.sh
+  make --no-print-directory -s PETSC_DIR="$P" BUILD=$B all spmv
+  mkdir -p $B/tests/gpu
+  nvcc -O2 -std=c++17 -arch=sm_90 tests/gpu/upload_bench.cu -o $B/tests/gpu/upload_bench -lpthread
+fi
 
 T=$B/petsc-tutorials
 mkdir -p $T
@@ -29,4 +38,5 @@ cp tests/matrices/*.mtx.gz $B/matrices/
 # larger matrices for the benchmark, from a directory the user gives (ELLR_LARGE_MATRICES); without it their rows are missing
 [ -n "${ELLR_LARGE_MATRICES:-}" ] && cp "$ELLR_LARGE_MATRICES"/*.mtx.gz $B/matrices/
 echo "$P" > $B/PETSC_PREFIX
-du -sh $B .petsc-cuda/petsc-cuda.tar.xz
+echo "$TARBALL" > $B/PETSC_TARBALL
+du -sh $B $TARBALL

@@ -21,14 +21,14 @@ FINAL=${1:?usage: tests/gpu/run.sh OUTDIR [PARTS]}
 PARTS=${2:-engine spmv tests solvers}
 cd "$(dirname "$0")/../.."
 ROOT=$PWD
-B=$ROOT/build/cuda
+B=$ROOT/${ELLR_GPU_BUILD:-build/cuda}   # build/cuda-debug: the build against a debugging PETSc (tests/gpu/prepare.sh)
 # every log goes to OUTDIR/logs, packed at the end into logs.tar.gz beside the few files worth reading first
 OUT=$FINAL/logs
 mkdir -p "$OUT"
 P=$(cat $B/PETSC_PREFIX)
 if [ ! -f "$P/lib/libpetsc.so" ]; then
   mkdir -p "$(dirname "$P")"
-  config/unpack-petsc-cuda.sh .petsc-cuda/petsc-cuda.tar.xz "$P" > "$OUT/unpack.log" 2>&1 || { tail "$OUT/unpack.log"; exit 1; }
+  config/unpack-petsc-cuda.sh "$(cat $B/PETSC_TARBALL 2>/dev/null || echo .petsc-cuda/petsc-cuda.tar.xz)" "$P" > "$OUT/unpack.log" 2>&1 || { tail "$OUT/unpack.log"; exit 1; }
 fi
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 export LD_LIBRARY_PATH=$B/lib:$P/lib:/usr/local/cuda/lib64${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
