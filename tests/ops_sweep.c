@@ -349,14 +349,18 @@ int main(int argc, char **argv)
       /* on the aijcusparse base an MPI matrix multiplies with aijcusparse matrices on the GPU (a host MPIAIJ P is an
          error that says so): P goes to the GPU there */
       VecType   vt;
-      PetscBool cuda, mpi;
+      PetscBool cuda, mpi, base = PETSC_TRUE;
+#if defined(PETSC_USE_DEBUG)
+      base = PETSC_FALSE; /* a debugging PETSc: the types build on MATAIJ (-mat_ellr_cusparse_base false) */
+#endif
+      PetscCall(PetscOptionsGetBool(NULL, NULL, "-mat_ellr_cusparse_base", &base, NULL));
       PetscCall(MatGetVecType(A, &vt));
       PetscCall(PetscStrbeginswith(vt, "cuda", &cuda));
       if (!cuda) PetscCall(PetscStrcmp(vt, VECSEQCUDA, &cuda));
       PetscCall(PetscObjectTypeCompareAny((PetscObject)A, &mpi, MATMPIAIJELLRT, MATMPIAIJPELLR, ""));
       PA = P;
       PetscCall(PetscObjectReference((PetscObject)P));
-      if (cuda && mpi) {
+      if (cuda && mpi && base) {
         PetscCall(MatDestroy(&PA));
         PetscCall(MatConvert(P, MATAIJCUSPARSE, MAT_INITIAL_MATRIX, &PA));
       }

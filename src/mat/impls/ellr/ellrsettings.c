@@ -30,7 +30,13 @@ PetscErrorCode MatELLRSettingsDefault(MatELLRFormat format, MatELLRSettings *s)
   s->eng.tune         = ELLR_TUNE_MODEL;
   s->eng.pin_host     = 1;
   s->eng.family       = format == MAT_ELLR_FORMAT_PELLR ? ELLR_FAMILY_AUTO : ELLR_FAMILY_SLICED;
-  s->cusparse_base    = PETSC_TRUE;
+#if defined(PETSC_USE_DEBUG)
+  /* a PETSc built --with-debugging checks aijcusparse's exact type name inside its operations (every copy to the
+     GPU, MatAXPY, MatMatMult ...): the types build on MATAIJ there (products on the GPU, the rest on the host) */
+  s->cusparse_base = PETSC_FALSE;
+#else
+  s->cusparse_base = PETSC_TRUE;
+#endif
   PetscFunctionReturn(0);
 }
 
@@ -64,8 +70,11 @@ PetscErrorCode MatELLRSettingsFromOptions(Mat A, MatELLROptionItems PetscOptions
   PetscCall(PetscOptionsEnum("-mat_ellr_transpose", "How the GPU multiplies by the transpose: stored (a transposed copy made at the first MatMultTranspose: the same bits every product) or atomic (A's storage, atomicAdd into y: no second copy, rounding may change between products)", "MATELLR", MatELLRTransposes, transpose, &transpose, NULL));
   PetscCall(PetscOptionsBool("-mat_ellr_pin_host", "Page-lock the CSR arrays while the pattern lives, so that uploads and value refreshes run at the link's speed", "MATELLR", pin, &pin, NULL));
   {
-    PetscBool cb = s->cusparse_base;
-    PetscCall(PetscOptionsBool("-mat_ellr_cusparse_base", "With a PETSc built with CUDA and the CUDA backend, build on MATAIJCUSPARSE (its factorizations, products, COO assembly and vector operations on the GPU; the storage filled from its device CSR); false: on MATAIJ, the storage uploaded from the host CSR (read when the type is set)", "MATELLR", cb, &cb, NULL));
+    PetscBool cb = s->cusparse_base, set = PETSC_FALSE;
+    PetscCall(PetscOptionsBool("-mat_ellr_cusparse_base", "With a PETSc built with CUDA and the CUDA backend, build on MATAIJCUSPARSE (its factorizations, products, COO assembly and vector operations on the GPU; the storage filled from its device CSR); false: on MATAIJ, the storage uploaded from the host CSR (read when the type is set; default false with a debugging PETSc)", "MATELLR", cb, &cb, &set));
+#if defined(PETSC_USE_DEBUG) && defined(PETSCELLR_CUSPARSE_BASE)
+    PetscCheck(!(set && cb), PetscObjectComm((PetscObject)A), PETSC_ERR_SUP, "-mat_ellr_cusparse_base true needs a PETSc configured --with-debugging=0: a debugging PETSc checks aijcusparse's exact type name inside its operations (copies to the GPU, MatAXPY, MatMatMult), which %s is not; here use -mat_ellr_cusparse_base false (the default: products on the GPU, factorizations and MatProduct on the host)", ((PetscObject)A)->type_name);
+#endif
     s->cusparse_base = cb;
   }
   PetscCall(PetscOptionsBool("-mat_ellr_verify", "Check every GPU product against the CPU engine (slow; for debugging)", "MATELLR", verify, &verify, NULL));

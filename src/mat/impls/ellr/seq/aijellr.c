@@ -3,9 +3,10 @@
   ELLPACK-R copy of the CSR (aijellrstorage.c) with the kernels of aijellrmult.c.
 
   The life cycle follows PETSc's own AIJ subclasses (aijsell, aijperm): the type is SEQAIJ plus ops and
-  composed methods.  Every op this type installs also works when the header no longer holds this type's
-  data: MatHeaderMerge() (in-place LU, Cholesky, ILU, ICC) keeps the ops but brings another matrix's data,
-  so the ops check whose data they see (MatSeqAIJELLRGetData()) and act as plain SEQAIJ otherwise.
+  composed methods.  In-place LU and ILU first return the matrix to plain SEQAIJ (a factored matrix is a solver).
+  Every op this type installs also works when the header no longer holds this type's data: MatHeaderMerge() from
+  any other route keeps the ops but brings another matrix's data, so the ops check whose data they see
+  (MatSeqAIJELLRGetData()) and act as plain SEQAIJ otherwise.
 */
 #include "../ellrimpl.h"
 
@@ -357,9 +358,6 @@ static PetscErrorCode MatDestroy_SeqAIJELLR(Mat A)
     PetscFunctionReturn(0);
   }
   A->ops->destroy = e->baseops.destroy;
-  /* AIJ's in-place ILU(0) factors A's own data (no header merge) and marks A factored: its spptr is still
-     aijcusparse's matrix data, which aijcusparse's destroy frees only for an unfactored matrix */
-  if (e->cusparse && A->factortype != MAT_FACTOR_NONE) A->factortype = MAT_FACTOR_NONE;
   PetscCall(MatSeqAIJELLRFree(A));
   PetscCall((*A->ops->destroy)(A));
   PetscFunctionReturn(0);
@@ -393,6 +391,29 @@ static PetscErrorCode MatDuplicate_SeqAIJELLR(Mat A, MatDuplicateOption op, Mat 
   PetscFunctionReturn(0);
 }
 
+/*
+  In-place factorization (MatLUFactor(), MatILUFactor()): the factored matrix is a solver, no longer an operator, so it
+  first returns to plain MATSEQAIJ in place (the ELLPACK-R storage freed, and aijcusparse's device copy with it) and
+  AIJ factors it, as for -mat_type aij.  AIJ's in-place LU merges a MATSEQAIJ factor into the header (MatHeaderMerge()
+  requires the same type name: a PETSc debug build refuses any other, aijcusparse included), and its in-place ILU(0)
+  writes the factor into the host arrays behind a device copy.
+*/
+static PetscErrorCode MatLUFactor_SeqAIJELLR(Mat A, IS row, IS col, const MatFactorInfo *info)
+{
+  PetscFunctionBegin;
+  PetscCall(MatConvert(A, MATSEQAIJ, MAT_INPLACE_MATRIX, &A));
+  PetscCall((*A->ops->lufactor)(A, row, col, info));
+  PetscFunctionReturn(0);
+}
+
+static PetscErrorCode MatILUFactor_SeqAIJELLR(Mat A, IS row, IS col, const MatFactorInfo *info)
+{
+  PetscFunctionBegin;
+  PetscCall(MatConvert(A, MATSEQAIJ, MAT_INPLACE_MATRIX, &A));
+  PetscCall((*A->ops->ilufactor)(A, row, col, info));
+  PetscFunctionReturn(0);
+}
+
 /* Every op this type installs over AIJ's: restored from the base ops when the matrix leaves the type. */
 static const MatELLROp MatSeqAIJELLR_Ops[] = {
   MAT_ELLR_OP(mult, MatMult_SeqAIJELLR),
@@ -409,6 +430,8 @@ static const MatELLROp MatSeqAIJELLR_Ops[] = {
   MAT_ELLR_OP(duplicate, MatDuplicate_SeqAIJELLR),
   MAT_ELLR_OP(setfromoptions, MatSetFromOptions_SeqAIJELLR),
   MAT_ELLR_OP(view, MatView_SeqAIJELLR),
+  MAT_ELLR_OP(lufactor, MatLUFactor_SeqAIJELLR),
+  MAT_ELLR_OP(ilufactor, MatILUFactor_SeqAIJELLR),
 };
 
 /* Back to plain AIJ: AIJ's own products and composed methods return; the ELLPACK-R storage is freed. */
@@ -537,13 +560,32 @@ PetscErrorCode MatConvert_SeqAIJ_SeqAIJELLR_Format(Mat A, MatELLRFormat format, 
 #endif
     B->spptr = e;
   e->baseops = *B->ops;
-  PetscCall(PetscObjectQueryFunction((PetscObject)B, "MatRetrieveValues_C", &e->baseretrievevalues));
-  PetscCall(PetscObjectQueryFunction((PetscObject)B, "MatSeqAIJSetPreallocation_C", &e->baseprealloc));
-  PetscCall(PetscObjectQueryFunction((PetscObject)B, "MatSeqAIJSetPreallocationCSR_C", &e->baseprealloccsr));
-  PetscCall(PetscObjectQueryFunction((PetscObject)B, "MatResetPreallocation_C", &e->baseresetprealloc));
-  PetscCall(PetscObjectQueryFunction((PetscObject)B, "MatSetPreallocationCOO_C", &e->basecoo));
-  PetscCall(PetscObjectQueryFunction((PetscObject)B, "MatSeqAIJSetColumnIndices_C", &e->basecolumnindices));
-  PetscCall(PetscObjectQueryFunction((PetscObject)B, "MatResetHash_C", &e->baseresethash));
+  {
+    /* A matrix duplicated from one of this type by aijcusparse (MatDuplicate_SeqAIJ copies the composed methods, then
+       aijcusparse converts the copy) carries this type's wrappers: their base is then a plain SEQAIJ's, never the
+       wrapper itself (which would call itself until the stack ran out). */
+    Mat T = NULL;
+#define MAT_ELLR_BASE_COMPOSED(name, field, wrapper) \
+  do { \
+    PetscCall(PetscObjectQueryFunction((PetscObject)B, name, &e->field)); \
+    if (e->field == (wrapper)) { \
+      if (!T) { \
+        PetscCall(MatCreate(PETSC_COMM_SELF, &T)); \
+        PetscCall(MatSetType(T, MATSEQAIJ)); \
+      } \
+      PetscCall(PetscObjectQueryFunction((PetscObject)T, name, &e->field)); \
+    } \
+  } while (0)
+    MAT_ELLR_BASE_COMPOSED("MatRetrieveValues_C", baseretrievevalues, MatRetrieveValues_SeqAIJELLR);
+    MAT_ELLR_BASE_COMPOSED("MatSeqAIJSetPreallocation_C", baseprealloc, MatSeqAIJSetPreallocation_SeqAIJELLR);
+    MAT_ELLR_BASE_COMPOSED("MatSeqAIJSetPreallocationCSR_C", baseprealloccsr, MatSeqAIJSetPreallocationCSR_SeqAIJELLR);
+    MAT_ELLR_BASE_COMPOSED("MatResetPreallocation_C", baseresetprealloc, MatResetPreallocation_SeqAIJELLR);
+    MAT_ELLR_BASE_COMPOSED("MatSetPreallocationCOO_C", basecoo, MatSetPreallocationCOO_SeqAIJELLR);
+    MAT_ELLR_BASE_COMPOSED("MatSeqAIJSetColumnIndices_C", basecolumnindices, MatSeqAIJSetColumnIndices_SeqAIJELLR);
+    MAT_ELLR_BASE_COMPOSED("MatResetHash_C", baseresethash, MatResetHash_SeqAIJELLR);
+#undef MAT_ELLR_BASE_COMPOSED
+    PetscCall(MatDestroy(&T));
+  }
   PetscCheck(e->baseretrievevalues && e->baseprealloc && e->baseprealloccsr && e->baseresetprealloc && e->basecoo && e->basecolumnindices, PETSC_COMM_SELF, PETSC_ERR_PLIB, "This PETSc's MATSEQAIJ lacks a composed method petsc-ellr wraps");
   e->typeformat = format;
   e->settings   = s;
