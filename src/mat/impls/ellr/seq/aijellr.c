@@ -401,6 +401,10 @@ static PetscErrorCode MatDuplicate_SeqAIJELLR(Mat A, MatDuplicateOption op, Mat 
 static PetscErrorCode MatLUFactor_SeqAIJELLR(Mat A, IS row, IS col, const MatFactorInfo *info)
 {
   PetscFunctionBegin;
+  if (!MatSeqAIJELLRGetData(A)) { /* the header already holds plain SEQAIJ data (MatHeaderMerge()) */
+    PetscCall((*MatSeqAIJELLR_AIJOps.lufactor)(A, row, col, info));
+    PetscFunctionReturn(0);
+  }
   PetscCall(MatConvert(A, MATSEQAIJ, MAT_INPLACE_MATRIX, &A));
   PetscCall((*A->ops->lufactor)(A, row, col, info));
   PetscFunctionReturn(0);
@@ -409,6 +413,10 @@ static PetscErrorCode MatLUFactor_SeqAIJELLR(Mat A, IS row, IS col, const MatFac
 static PetscErrorCode MatILUFactor_SeqAIJELLR(Mat A, IS row, IS col, const MatFactorInfo *info)
 {
   PetscFunctionBegin;
+  if (!MatSeqAIJELLRGetData(A)) { /* the header already holds plain SEQAIJ data (MatHeaderMerge()) */
+    PetscCall((*MatSeqAIJELLR_AIJOps.ilufactor)(A, row, col, info));
+    PetscFunctionReturn(0);
+  }
   PetscCall(MatConvert(A, MATSEQAIJ, MAT_INPLACE_MATRIX, &A));
   PetscCall((*A->ops->ilufactor)(A, row, col, info));
   PetscFunctionReturn(0);
