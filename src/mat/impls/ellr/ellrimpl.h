@@ -96,6 +96,7 @@ typedef struct {
 } MatELLROp;
 #define MAT_ELLR_OP(name, f) {offsetof(struct _MatOps, name), (MatELLROpFn)(f)}
 PETSC_INTERN PetscErrorCode MatELLRInstallOps(Mat, const MatELLROp[], PetscInt);
+PETSC_INTERN PetscErrorCode MatELLRQueryBaseComposed(Mat, MatType, const char[], MatELLROpFn, MatELLROpFn *);
 PETSC_INTERN PetscErrorCode MatELLRRestoreBaseOps(Mat, const struct _MatOps *, const MatELLROp[], PetscInt);
 PETSC_INTERN PetscErrorCode MatELLRCheckBaseOps(Mat, const struct _MatOps *, const MatELLROp[], PetscInt);
 PETSC_INTERN PetscErrorCode MatELLRCaptureBaseOps(Mat, struct _MatOps *, PetscBool *);

@@ -53,3 +53,20 @@ PetscErrorCode MatELLRCheckBaseOps(Mat B, const struct _MatOps *base, const MatE
     PetscCheck(!MatELLROpIsOwn(from[k], own, n), PetscObjectComm((PetscObject)B), PETSC_ERR_PLIB, "Matrix of type %s still holds an op of petsc-ellr (slot %d of MatOps) from an earlier conversion: please report this; convert a copy (MAT_INITIAL_MATRIX) instead", ((PetscObject)B)->type_name, (int)k);
   PetscFunctionReturn(0);
 }
+
+/* The base of a composed method the type wraps (name): B's own, unless B already carries the type's wrapper -- a
+   copy made by MatDuplicate_SeqAIJ/_MPIAIJ, which copy the composed methods, and then converted by aijcusparse's
+   duplicate -- where the base is that of a plain basetype matrix (the wrapper as its own base would call itself). */
+PetscErrorCode MatELLRQueryBaseComposed(Mat B, MatType basetype, const char name[], MatELLROpFn wrapper, MatELLROpFn *base)
+{
+  PetscFunctionBegin;
+  PetscCall(PetscObjectQueryFunction((PetscObject)B, name, base));
+  if (*base && *base == wrapper) {
+    Mat T;
+    PetscCall(MatCreate(PETSC_COMM_SELF, &T));
+    PetscCall(MatSetType(T, basetype));
+    PetscCall(PetscObjectQueryFunction((PetscObject)T, name, base));
+    PetscCall(MatDestroy(&T));
+  }
+  PetscFunctionReturn(0);
+}

@@ -530,8 +530,10 @@ static PetscErrorCode MatConvert_MPIAIJ_MPIAIJELLR_Format(Mat A, MatELLRFormat f
   m->baseops    = *B->ops;
   m->typeformat = format;
   m->cusparse   = cusparse;
-  PetscCall(PetscObjectQueryFunction((PetscObject)B, "MatMPIAIJSetPreallocation_C", &m->baseprealloc));
-  PetscCall(PetscObjectQueryFunction((PetscObject)B, "MatSetPreallocationCOO_C", &m->basecoo));
+  /* a matrix duplicated from one of this type carries the type's wrappers (MatDuplicate_MPIAIJ copies the composed
+     methods): never their own base */
+  PetscCall(MatELLRQueryBaseComposed(B, MATMPIAIJ, "MatMPIAIJSetPreallocation_C", (MatELLROpFn)MatMPIAIJSetPreallocation_MPIAIJELLR, (MatELLROpFn *)(void *)&m->baseprealloc));
+  PetscCall(MatELLRQueryBaseComposed(B, MATMPIAIJ, "MatSetPreallocationCOO_C", (MatELLROpFn)MatSetPreallocationCOO_MPIAIJELLR, (MatELLROpFn *)(void *)&m->basecoo));
   PetscCheck(m->baseprealloc && m->basecoo, PetscObjectComm((PetscObject)B), PETSC_ERR_PLIB, "This PETSc's MATMPIAIJ lacks a composed method petsc-ellr wraps");
   m->settings = s;
   PetscCall(MatELLRInstallOps(B, MatMPIAIJELLR_Ops, PETSC_STATIC_ARRAY_LENGTH(MatMPIAIJELLR_Ops)));

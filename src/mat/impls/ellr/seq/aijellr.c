@@ -398,27 +398,30 @@ static PetscErrorCode MatDuplicate_SeqAIJELLR(Mat A, MatDuplicateOption op, Mat 
   requires the same type name: a PETSc debug build refuses any other, aijcusparse included), and its in-place ILU(0)
   writes the factor into the host arrays behind a device copy.
 */
+static PetscErrorCode MatSeqAIJELLRFactorInPlace(Mat A, PetscBool ilu, IS row, IS col, const MatFactorInfo *info)
+{
+  const struct _MatOps *aij = &MatSeqAIJELLR_AIJOps; /* the header already holds plain SEQAIJ data (MatHeaderMerge()) */
+
+  PetscFunctionBegin;
+  if (MatSeqAIJELLRGetData(A)) {
+    PetscCall(MatConvert(A, MATSEQAIJ, MAT_INPLACE_MATRIX, &A));
+    aij = A->ops;
+  }
+  PetscCall((*(ilu ? aij->ilufactor : aij->lufactor))(A, row, col, info));
+  PetscFunctionReturn(0);
+}
+
 static PetscErrorCode MatLUFactor_SeqAIJELLR(Mat A, IS row, IS col, const MatFactorInfo *info)
 {
   PetscFunctionBegin;
-  if (!MatSeqAIJELLRGetData(A)) { /* the header already holds plain SEQAIJ data (MatHeaderMerge()) */
-    PetscCall((*MatSeqAIJELLR_AIJOps.lufactor)(A, row, col, info));
-    PetscFunctionReturn(0);
-  }
-  PetscCall(MatConvert(A, MATSEQAIJ, MAT_INPLACE_MATRIX, &A));
-  PetscCall((*A->ops->lufactor)(A, row, col, info));
+  PetscCall(MatSeqAIJELLRFactorInPlace(A, PETSC_FALSE, row, col, info));
   PetscFunctionReturn(0);
 }
 
 static PetscErrorCode MatILUFactor_SeqAIJELLR(Mat A, IS row, IS col, const MatFactorInfo *info)
 {
   PetscFunctionBegin;
-  if (!MatSeqAIJELLRGetData(A)) { /* the header already holds plain SEQAIJ data (MatHeaderMerge()) */
-    PetscCall((*MatSeqAIJELLR_AIJOps.ilufactor)(A, row, col, info));
-    PetscFunctionReturn(0);
-  }
-  PetscCall(MatConvert(A, MATSEQAIJ, MAT_INPLACE_MATRIX, &A));
-  PetscCall((*A->ops->ilufactor)(A, row, col, info));
+  PetscCall(MatSeqAIJELLRFactorInPlace(A, PETSC_TRUE, row, col, info));
   PetscFunctionReturn(0);
 }
 
@@ -568,32 +571,16 @@ PetscErrorCode MatConvert_SeqAIJ_SeqAIJELLR_Format(Mat A, MatELLRFormat format, 
 #endif
     B->spptr = e;
   e->baseops = *B->ops;
-  {
-    /* A matrix duplicated from one of this type by aijcusparse (MatDuplicate_SeqAIJ copies the composed methods, then
-       aijcusparse converts the copy) carries this type's wrappers: their base is then a plain SEQAIJ's, never the
-       wrapper itself (which would call itself until the stack ran out). */
-    Mat T = NULL;
-#define MAT_ELLR_BASE_COMPOSED(name, field, wrapper) \
-  do { \
-    PetscCall(PetscObjectQueryFunction((PetscObject)B, name, &e->field)); \
-    if (e->field == (wrapper)) { \
-      if (!T) { \
-        PetscCall(MatCreate(PETSC_COMM_SELF, &T)); \
-        PetscCall(MatSetType(T, MATSEQAIJ)); \
-      } \
-      PetscCall(PetscObjectQueryFunction((PetscObject)T, name, &e->field)); \
-    } \
-  } while (0)
-    MAT_ELLR_BASE_COMPOSED("MatRetrieveValues_C", baseretrievevalues, MatRetrieveValues_SeqAIJELLR);
-    MAT_ELLR_BASE_COMPOSED("MatSeqAIJSetPreallocation_C", baseprealloc, MatSeqAIJSetPreallocation_SeqAIJELLR);
-    MAT_ELLR_BASE_COMPOSED("MatSeqAIJSetPreallocationCSR_C", baseprealloccsr, MatSeqAIJSetPreallocationCSR_SeqAIJELLR);
-    MAT_ELLR_BASE_COMPOSED("MatResetPreallocation_C", baseresetprealloc, MatResetPreallocation_SeqAIJELLR);
-    MAT_ELLR_BASE_COMPOSED("MatSetPreallocationCOO_C", basecoo, MatSetPreallocationCOO_SeqAIJELLR);
-    MAT_ELLR_BASE_COMPOSED("MatSeqAIJSetColumnIndices_C", basecolumnindices, MatSeqAIJSetColumnIndices_SeqAIJELLR);
-    MAT_ELLR_BASE_COMPOSED("MatResetHash_C", baseresethash, MatResetHash_SeqAIJELLR);
+  /* a matrix aijcusparse duplicated from one of this type carries the type's wrappers: never their own base */
+#define MAT_ELLR_BASE_COMPOSED(name, field, wrapper) PetscCall(MatELLRQueryBaseComposed(B, MATSEQAIJ, name, (MatELLROpFn)(wrapper), (MatELLROpFn *)(void *)&e->field))
+  MAT_ELLR_BASE_COMPOSED("MatRetrieveValues_C", baseretrievevalues, MatRetrieveValues_SeqAIJELLR);
+  MAT_ELLR_BASE_COMPOSED("MatSeqAIJSetPreallocation_C", baseprealloc, MatSeqAIJSetPreallocation_SeqAIJELLR);
+  MAT_ELLR_BASE_COMPOSED("MatSeqAIJSetPreallocationCSR_C", baseprealloccsr, MatSeqAIJSetPreallocationCSR_SeqAIJELLR);
+  MAT_ELLR_BASE_COMPOSED("MatResetPreallocation_C", baseresetprealloc, MatResetPreallocation_SeqAIJELLR);
+  MAT_ELLR_BASE_COMPOSED("MatSetPreallocationCOO_C", basecoo, MatSetPreallocationCOO_SeqAIJELLR);
+  MAT_ELLR_BASE_COMPOSED("MatSeqAIJSetColumnIndices_C", basecolumnindices, MatSeqAIJSetColumnIndices_SeqAIJELLR);
+  MAT_ELLR_BASE_COMPOSED("MatResetHash_C", baseresethash, MatResetHash_SeqAIJELLR);
 #undef MAT_ELLR_BASE_COMPOSED
-    PetscCall(MatDestroy(&T));
-  }
   PetscCheck(e->baseretrievevalues && e->baseprealloc && e->baseprealloccsr && e->baseresetprealloc && e->basecoo && e->basecolumnindices, PETSC_COMM_SELF, PETSC_ERR_PLIB, "This PETSc's MATSEQAIJ lacks a composed method petsc-ellr wraps");
   e->typeformat = format;
   e->settings   = s;
