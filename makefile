@@ -3,7 +3,7 @@
 #   make run      set up (installs what is missing) and run the main job: 3D Poisson with -mat_type ellrt
 #   make check    set up and run the test suite; last line "N passed, N failed"
 #   make          build build/lib/libpetscellr.so, the tutorials and the tests against PETSC_DIR
-#   make spmv     the stand-alone GPU benchmark (needs nvcc and cuSPARSE; runs only where a GPU is)
+#   make spmv     the stand-alone GPU benchmarks, SpMV and sparse x dense (need nvcc and cuSPARSE; run only where a GPU is)
 #   make install PREFIX=/dir   lib/libpetscellr.so, include/petscellr.h, lib/pkgconfig/petscellr.pc (DESTDIR too)
 #   make all64    the library and tests/diff_aij against the 64-bit-index PETSc (PETSC64_DIR) into BUILD/64
 #
@@ -139,7 +139,7 @@ $(BUILD)/tests/engine/%: tests/engine/%.c $(ENGINE_C) $(ENGINE_TEST_SRC) $(wildc
 
 # GPU programs (built here, run on the GPU machine): the engine's GPU test, the spmv benchmark and the first-matrix
 # set-up probe (rebuilt when an engine header changes too: the kernels live in .cuh files).
-GPU_PROGS := $(BUILD)/tests/engine/test_engine_cuda $(BUILD)/tests/spmv/spmv $(BUILD)/tests/gpu/cold_start
+GPU_PROGS := $(BUILD)/tests/engine/test_engine_cuda $(BUILD)/tests/spmv/spmv $(BUILD)/tests/spmm/spmm $(BUILD)/tests/gpu/cold_start
 spmv: $(GPU_PROGS)
 $(BUILD)/tests/engine/test_engine_cuda: tests/engine/test_engine_cuda.cu $(ENGINE_C) $(wildcard $(ENGINE_DIR)/*.cu $(ENGINE_DIR)/*.cuh $(ENGINE_DIR)/*.h tests/engine/common/*.h) $(ENGINE_TEST_SRC)
 	@mkdir -p $(dir $@)
@@ -147,6 +147,10 @@ $(BUILD)/tests/engine/test_engine_cuda: tests/engine/test_engine_cuda.cu $(ENGIN
 $(BUILD)/tests/spmv/spmv: $(wildcard tests/spmv/*.cu tests/spmv/*.c tests/spmv/*.h) $(ENGINE_C) $(wildcard $(ENGINE_DIR)/*.cu $(ENGINE_DIR)/*.cuh $(ENGINE_DIR)/*.h tests/engine/common/*.h) $(ENGINE_TEST_SRC)
 	@mkdir -p $(dir $@)
 	$(NVCC) $(NVCCFLAGS) -I$(ENGINE_DIR) -Itests/engine/common $(wildcard tests/spmv/*.cu tests/spmv/*.c) $(ENGINE_C) $(wildcard $(ENGINE_DIR)/*.cu) $(ENGINE_TEST_SRC) -o $@ -lcusparse -lz
+
+$(BUILD)/tests/spmm/spmm: tests/spmm/spmm.cu $(ENGINE_C) $(wildcard $(ENGINE_DIR)/*.cu $(ENGINE_DIR)/*.cuh $(ENGINE_DIR)/*.h tests/engine/common/*.h) $(ENGINE_TEST_SRC)
+	@mkdir -p $(dir $@)
+	$(NVCC) $(NVCCFLAGS) -I$(ENGINE_DIR) -Itests/engine/common $< $(ENGINE_C) $(wildcard $(ENGINE_DIR)/*.cu) $(ENGINE_TEST_SRC) -o $@ -lcusparse
 
 $(BUILD)/tests/gpu/cold_start: tests/gpu/cold_start.cu $(ENGINE_C) $(wildcard $(ENGINE_DIR)/*.cu $(ENGINE_DIR)/*.cuh $(ENGINE_DIR)/*.h tests/engine/common/*.h) $(ENGINE_TEST_SRC)
 	@mkdir -p $(dir $@)

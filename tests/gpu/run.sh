@@ -12,6 +12,8 @@
 #            on two GPUs)
 #   precond  the preconditioner table (tests/gpu/precond.sh; ELLR_PRECOND_PROBLEMS: which problems)
 #   cmd      a command of the caller's (ELLR_CMD), output in cmd.log: quick checks
+#   spmm     C = A B with B dense against cuSPARSE's SpMM, 1/4/16/64 columns (tests/spmm/spmm.cu; CSV, PNG);
+#            ELLR_SPMM_ARGS: more options (e.g. --cols 1,2,4,8,16,32,64)
 #   upload   ways to move a pageable host CSR to the GPU (tests/gpu/upload_bench.cu)
 #   cold     what the first matrix of a process pays (tests/gpu/cold_start.cu), ellrt and pellr, fresh processes
 #            (N=24 once more with every plan on the GPU: ELLR_GPU_PLAN=1)
@@ -49,6 +51,11 @@ for part in $PARTS; do
     $B/tests/spmv/${ELLR_SPMV:-spmv} --matrices $B/matrices ${ELLR_SPMV_ARGS:-} --csv "$OUT/spmv.csv" > "$OUT/spmv.log" 2>&1; rc=$?
     python3 tests/spmv/plot.py "$OUT/spmv.csv" "$OUT/spmv.png" >> "$OUT/spmv.log" 2>&1
     summary+=("spmv benchmark: rc=$rc (table in spmv.log)")
+    ;;
+  spmm)
+    $B/tests/spmm/spmm ${ELLR_SPMM_ARGS:-} --csv "$OUT/spmm.csv" > "$OUT/spmm.log" 2>&1; rc=$?
+    python3 tests/spmm/plot.py "$OUT/spmm.csv" "$OUT/spmm.png" >> "$OUT/spmm.log" 2>&1
+    summary+=("sparse x dense benchmark: rc=$rc (table in spmm.log)")
     ;;
   tests | tests[1-4])
     # the parts partition the suite by test name: the last takes whatever the first three do not
@@ -90,6 +97,7 @@ done
   [ -f "$OUT/spmv.log" ] && grep -E "^\|" "$OUT/spmv.log" | head -n 40
   [ -f "$OUT/tts.md" ] && cat "$OUT/tts.md"
   [ -f "$OUT/precond.md" ] && cat "$OUT/precond.md"
+  [ -f "$OUT/spmm.log" ] && grep -E "^\||WRONG|family" "$OUT/spmm.log"
   [ -f "$OUT/cmd.log" ] && tail -n 150 "$OUT/cmd.log"
   [ -f "$OUT/spmv.log" ] && sed -n '/^tuning by the model/,$p' "$OUT/spmv.log"
   [ -f "$OUT/upload.log" ] && cat "$OUT/upload.log"
@@ -97,6 +105,6 @@ done
   cat "$OUT"/tests*.log 2>/dev/null | grep -E "^FAIL" | head -n 30
   printf '%s\n' "${summary[@]}"
 } > "$FINAL/summary.txt"
-for f in tts.md precond.md cmd.log spmv.csv spmv.png spmv-relative.png upload.log; do [ -f "$OUT/$f" ] && cp "$OUT/$f" "$FINAL/"; done
+for f in tts.md precond.md cmd.log spmv.csv spmv.png spmv-relative.png spmm.csv spmm.png upload.log; do [ -f "$OUT/$f" ] && cp "$OUT/$f" "$FINAL/"; done
 tar czf "$FINAL/logs.tar.gz" -C "$FINAL" logs && rm -rf "$OUT"
 cat "$FINAL/summary.txt"

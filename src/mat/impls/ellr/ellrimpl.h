@@ -164,6 +164,8 @@ PETSC_INTERN PetscErrorCode MatSeqAIJELLRGetDeviceCSR(Mat, ellr_csr *);
 PETSC_INTERN PetscErrorCode MatSeqAIJELLRRestoreDeviceCSR(Mat, ellr_csr *);
 PETSC_INTERN PetscErrorCode MatSeqAIJELLRRegisterCUSPARSEFactors(void);
 PETSC_INTERN PetscErrorCode MatSeqAIJELLRHostChanged(Mat, PetscBool);
+PETSC_INTERN PetscErrorCode MatProductDenseApplies_SeqAIJELLR(Mat, PetscBool *);
+PETSC_INTERN PetscErrorCode MatMatMultDense_SeqAIJELLR(Mat, Mat, Mat, PetscBool *);
 #endif
 
 PETSC_INTERN PetscErrorCode MatCreate_SeqAIJELLRT(Mat);

@@ -39,6 +39,7 @@
 #include "ellr_cuda_csr.cuh"
 #include "ellr_cuda_cols.cuh"
 #include "ellr_cuda_long.cuh"
+#include "ellr_cuda_dense.cuh"
 
 #include <climits>
 #include <cstdio>
@@ -382,6 +383,57 @@ static ellr_status mult_slices(ellr_cuda_matrix *d, const double *x, const doubl
     ellr_kernel_join_split<<<(unsigned)tb, 256, 0, s>>>((int32_t)d->nsplit, d->d_split, d->d_part_off, d->d_part, pl->C, n, a.perm, a.z, y);
     CU(cudaPeekAtLastError());
   }
+  return ELLR_OK;
+}
+
+/* ---- products with a dense block of columns --------------------------------------------------- */
+static std::atomic<int> g_dense_nb{ELLR_DENSE_NB};             /* sums per thread at most (a test and benchmark knob) */
+static std::atomic<int> g_dense_min_cols{ELLR_DENSE_MIN_COLS}; /* fewer columns: one product per column */
+
+void ellr_cuda_set_dense_opts(int nb, int min_cols)
+{
+  g_dense_nb       = nb > 0 ? nb : ELLR_DENSE_NB;
+  g_dense_min_cols = min_cols > 0 ? min_cols : ELLR_DENSE_MIN_COLS;
+}
+
+int ellr_cuda_dense_one_pass(const ellr_cuda_matrix *d)
+{
+  return d && d->family == ELLR_FAMILY_SLICED && d->plan.stats.long_entries == 0;
+}
+
+ellr_status ellr_cuda_mult_dense(ellr_cuda_matrix *d, int32_t k, const double *B, int64_t ldb, double *Cm, int64_t ldc, void *stream)
+{
+  if (!d) return ellr_error(ELLR_ERR_ARG, "ellr_cuda_mult_dense: no matrix");
+  const ellr_plan *pl = &d->plan;
+  cudaStream_t     s  = (cudaStream_t)stream;
+  if (k < 0 || ldb < (pl->ncols > 0 ? pl->ncols : 1) || ldc < (pl->nrows_out > 0 ? pl->nrows_out : 1)) return ellr_error(ELLR_ERR_ARG, "ellr_cuda_mult_dense: %d columns with leading dimensions %lld and %lld for a %d x %d matrix", (int)k, (long long)ldb, (long long)ldc, (int)pl->nrows_out, (int)pl->ncols);
+  if (k == 0 || pl->nrows_out == 0) return ELLR_OK;
+  if (!Cm || (!B && pl->ncols > 0)) return ellr_error(ELLR_ERR_ARG, "ellr_cuda_mult_dense: missing block");
+  if (!ellr_cuda_dense_one_pass(d) || k < g_dense_min_cols) {
+    for (int32_t j = 0; j < k; j++) TRY(mult(d, B + (int64_t)j * ldb, NULL, Cm + (int64_t)j * ldc, 0, stream, false));
+    return ELLR_OK;
+  }
+  if (d->dp.outrow || pl->nrows_out > pl->nrows) CU(cudaMemset2DAsync(Cm, (size_t)ldc * sizeof(double), 0, (size_t)pl->nrows_out * sizeof(double), (size_t)k, s)); /* rows the storage does not hold */
+  if (pl->nrows == 0) return ELLR_OK;
+  ellr_dense_args a;
+  a.nrows       = pl->nrows;
+  a.C           = pl->C;
+  a.T           = pl->per_slice_T ? 0 : pl->T;
+  a.slice_start = d->dp.slice_start;
+  a.rowlen      = d->dp.rowlen;
+  a.outrow      = d->dp.outrow ? d->dp.outrow : d->dp.perm;
+  a.cw          = d->cols.words;
+  a.cbase       = d->cols.base;
+  a.cstart      = d->cols.start;
+  a.val         = d->d_val;
+  a.k           = k;
+  a.ldb         = ldb;
+  a.ldc         = ldc;
+  a.B           = B;
+  a.Cm          = Cm;
+  int nb = 1;
+  while (nb < k && nb < g_dense_nb && nb < ELLR_DENSE_MAX_NB) nb *= 2;
+  CU(ellr_cuda_launch_dense(nb, 256, s, a, false));
   return ELLR_OK;
 }
 

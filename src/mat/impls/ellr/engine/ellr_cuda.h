@@ -56,6 +56,11 @@ ellr_status ellr_cuda_device_synchronize(void);
    saves ~0.12 ms against a registration of ~0.3-0.4 ms, paid back from the fourth refresh on. */
 #define ELLR_PIN_REFRESH_MIN ((size_t)1 << 20)
 
+/* Products with a dense block (ellr_cuda_mult_dense): sums per thread at most, and the fewest columns for the one-pass
+   kernel (below: one product per column).  Measured on the H100 (tests/spmm, doc/performance.md "Sparse x dense"). */
+#define ELLR_DENSE_NB       16
+#define ELLR_DENSE_MIN_COLS 2
+
 /* How the kernel parameters were picked. */
 enum { ELLR_TUNED_BY_MODEL = 0, ELLR_TUNED_BY_EXHAUSTIVE, ELLR_TUNED_BY_NONE, ELLR_TUNED_BY_CACHE };
 
@@ -138,6 +143,14 @@ ellr_status ellr_cuda_mult(ellr_cuda_matrix *d, const double *x, const double *z
    device, without waiting (host inputs have been copied out by then, so they may change). */
 ellr_status ellr_cuda_mult_mixed(ellr_cuda_matrix *d, const double *x, int x_host, const double *z, int z_host, double *y, int y_host, int transpose, void *stream);
 
+/* C = A B for a dense block B of k columns: B column-major with leading dimension ldb (>= the matrix's columns), C
+   with ldc (>= its rows); device pointers; queued on stream, returns without waiting.  On the sliced layout without
+   long rows (ellr_cuda_dense_one_pass) one kernel reads each stored entry once for up to ELLR_DENSE_NB columns
+   (ellr_cuda_dense.cuh); on the CSR families, with long rows, or for fewer than ELLR_DENSE_MIN_COLS columns, it is
+   one product per column.  Same bits in every call. */
+ellr_status ellr_cuda_mult_dense(ellr_cuda_matrix *d, int32_t k, const double *B, int64_t ldb, double *C, int64_t ldc, void *stream);
+/* 1 where ellr_cuda_mult_dense reads the storage once for a block of columns (above). */
+int         ellr_cuda_dense_one_pass(const ellr_cuda_matrix *d);
 void        ellr_cuda_get_info(const ellr_cuda_matrix *d, ellr_cuda_info *info);
 /* Host CSR bytes page-locked now (info.pinned_bytes) without a CUDA call: for the binding after each refresh,
    where get_info's event query would also clear the last CUDA error of work not the engine's. */

@@ -30,6 +30,10 @@ void        ellr_cuda_get_kopts(const ellr_cuda_matrix *d, ellr_cuda_kopts *o);
 /* Kernel options used by ellr_cuda_create (autotuning included) from now on; NULL = automatic. */
 void ellr_cuda_set_default_kopts(const ellr_cuda_kopts *o);
 
+/* ellr_cuda_mult_dense's sums per thread at most (1..32, powers of two) and its fewest columns for the one-pass
+   kernel; 0 restores ELLR_DENSE_NB / ELLR_DENSE_MIN_COLS.  For the benchmark's variants. */
+void ellr_cuda_set_dense_opts(int nb, int min_cols);
+
 /* Blocks of fewer rows than this are planned on the host (ELLR_HOST_PLAN_ROWS; a negative value restores it):
    0 makes every plan on the GPU, as the tests do to cover both. */
 void ellr_cuda_set_host_plan_rows(int32_t rows);

@@ -151,17 +151,31 @@ static PetscErrorCode MatProductNumeric_SeqAIJELLR(Mat C)
   PetscFunctionReturn(0);
 }
 
+/* C = A B with B dense: on the ELLPACK-R storage where it applies (aijellrdense.c), else aijcusparse's SpMM. */
+static PetscErrorCode MatProductNumericDense_SeqAIJELLR(Mat C)
+{
+  PetscBool done = PETSC_FALSE;
+
+  PetscFunctionBegin;
+  MatCheckProduct(C, 1);
+  PetscCall(MatMatMultDense_SeqAIJELLR(C->product->A, C->product->B, C, &done));
+  if (!done) PetscCall(MatProductNumeric_SeqAIJELLR(C));
+  PetscFunctionReturn(0);
+}
+
 static PetscErrorCode MatProductSymbolic_SeqAIJELLR(Mat C)
 {
   PetscErrorCode (*f)(Mat) = NULL;
+  PetscBool dense;
 
   PetscFunctionBegin;
   PetscCall(PetscObjectQueryFunction((PetscObject)C, "MatELLRProductSymbolicBase_C", &f));
   PetscCheck(f, PETSC_COMM_SELF, PETSC_ERR_PLIB, "A product of a petsc-ellr matrix lost its symbolic phase");
+  PetscCall(MatProductDenseApplies_SeqAIJELLR(C, &dense)); /* C's type before aijcusparse's phase sets it */
   PetscCall(MatProductCallRenamed_SeqAIJELLR(C, f));
-  if (C->ops->productnumeric && C->ops->productnumeric != MatProductNumeric_SeqAIJELLR) {
+  if (C->ops->productnumeric && C->ops->productnumeric != MatProductNumeric_SeqAIJELLR && C->ops->productnumeric != MatProductNumericDense_SeqAIJELLR) {
     PetscCall(PetscObjectComposeFunction((PetscObject)C, "MatELLRProductNumericBase_C", C->ops->productnumeric));
-    C->ops->productnumeric = MatProductNumeric_SeqAIJELLR;
+    C->ops->productnumeric = dense ? MatProductNumericDense_SeqAIJELLR : MatProductNumeric_SeqAIJELLR;
   }
   PetscFunctionReturn(0);
 }

@@ -1,0 +1,47 @@
+#!/usr/bin/env python3
+"""Plot of spmm's CSV: for each matrix, the speed of each format relative to cuSPARSE's CSR ALG1 SpMM (what
+aijcusparse's MatMatMult runs; 1 = as fast, above = faster) against the number of columns k, log-2 axis.
+
+usage: plot.py spmm.csv [spmm.png]     (does nothing, successfully, without matplotlib)
+"""
+import csv
+import sys
+
+
+def main():
+    src = sys.argv[1]
+    dst = sys.argv[2] if len(sys.argv) > 2 else src.rsplit(".", 1)[0] + ".png"
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        print("matplotlib not found: no plot")
+        return 0
+    rows = list(csv.DictReader(open(src)))
+    if not rows:
+        print("no rows in %s" % src)
+        return 0
+    matrices = list(dict.fromkeys(r["matrix"] for r in rows))
+    formats = [f for f in dict.fromkeys(r["format"] for r in rows) if "one-vector products" not in f or "default" in f]
+    fig, axes = plt.subplots(1, len(matrices), figsize=(5 * len(matrices), 4.5), squeeze=False)
+    for ax, m in zip(axes[0], matrices):
+        for f in formats:
+            pts = sorted((int(r["k"]), float(r["x_alg1"])) for r in rows if r["matrix"] == m and r["format"] == f)
+            if pts:
+                ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o", label=f)
+        ax.axhline(1.0, color="k", lw=0.8)
+        ax.set_xscale("log", base=2)
+        ax.set_xlabel("columns of B (k)")
+        ax.set_ylabel("cuSPARSE CSR ALG1 time / time")
+        ax.set_title("%s, %s" % (m, rows[0]["device"]), fontsize=9)
+        ax.legend(fontsize=6)
+    fig.tight_layout()
+    fig.savefig(dst, dpi=120)
+    print("wrote %s" % dst)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
