@@ -170,7 +170,7 @@ int main(int argc, char **argv)
       Mat            A, Aaij, Aabs, B, Bh, Babs, C, C2, R, Bound;
       PetscInt       maxlen, c0, c1, c2;
       VecType        vt;
-      PetscBool      device = PETSC_FALSE, same;
+      PetscBool      device = PETSC_FALSE, same = PETSC_FALSE;
       PetscReal      ratio, gamma;
 
       PetscCall(Build(type, kind, n, 1.0, PETSC_FALSE, &A, &maxlen));
