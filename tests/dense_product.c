@@ -4,7 +4,7 @@ static char help[] = "C = A B with B dense (MatMatMult, MAT_INITIAL_MATRIX then 
   -expect_storage     fail unless every product ran on the ELLPACK-R storage (the one-pass GPU kernel)\n\n";
 /*
   KSPMatSolve, block Krylov methods and SLEPc multiply a matrix by blocks of vectors: MatMatMult(A, B dense).  With a
-  CUDA PETSc the types answer it with the engine's one-pass kernel (each stored entry read once for 16 columns,
+  CUDA PETSc the types answer it with the engine's one-pass kernel (each stored entry read once for every 4 columns,
   src/mat/impls/ellr/seq/aijellrdense.c) where it applies, and with aijcusparse's or AIJ's product elsewhere; this
   test checks the result of every route against MATAIJ's product for 1, 4, 16 and 37 columns, on a stencil and on a
   rectangular matrix with empty rows, after new values of A (the reused product must see them), and that two products

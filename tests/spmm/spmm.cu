@@ -6,7 +6,7 @@
   column-major B and C); the engine's one-pass kernel reads each stored entry once for up to 16 columns
   (ellr_cuda_dense.cuh).  For each matrix and each block width k (1, 4, 16, 64 by default): cuSPARSE CSR ALG1,
   cuSPARSE ALG_DEFAULT, and the engine as -mat_type ellrt and -mat_type pellr build it, with the one-pass kernel at
-  8, 16 and 32 sums per thread and as k one-vector products (the choice below ELLR_DENSE_MIN_COLS columns).  Every
+  2, 4 (the default), 8, 16 and 32 sums per thread and as k one-vector products (the choice below ELLR_DENSE_MIN_COLS columns).  Every
   result is checked on its first and last column against the host CSR product before timing; time = median of
   >= 20 products between CUDA events after warm-up.
   GB/s-eff = (12 nnz + 4 (n + 1) + 8 ncols k + 8 n k) / time: the same count for every format (A read once, B and C
@@ -178,15 +178,17 @@ static void run_matrix(cusparseHandle_t h, const std::string &name, const tcsr *
     ellr_cuda_get_info(d, &info);
     printf("%s: family %d, T %d, one pass %d\n", f.name, info.family, info.threads_per_row, ellr_cuda_dense_one_pass(d));
     for (int k : ks) {
-      const int variants[4][2] = {{16, 0}, {8, 0}, {32, 0}, {16, 1 << 30}}; /* sums per thread, fewest columns of the one-pass kernel */
-      for (int v = 0; v < 4; v++) {
+      /* sums per thread, fewest columns of the one-pass kernel: the default, other block widths, one product per column */
+      const int variants[6][2] = {{0, 0}, {2, 0}, {8, 0}, {16, 0}, {32, 0}, {ELLR_DENSE_NB, 1 << 30}};
+      for (int v = 0; v < 6; v++) {
+        const int nb = variants[v][0] ? variants[v][0] : ELLR_DENSE_NB;
         if (v && k == 1) continue; /* one column: the one-vector product in every case */
-        if (v > 0 && v < 3 && (k <= 8 || !ellr_cuda_dense_one_pass(d))) continue;
+        if (v > 0 && v < 5 && (k <= nb / 2 || nb == ELLR_DENSE_NB || !ellr_cuda_dense_one_pass(d))) continue; /* the same kernel as the default's */
         ellr_cuda_set_dense_opts(variants[v][0], variants[v][1]);
         char label[96];
-        if (v == 3) snprintf(label, sizeof(label), "%s, %d one-vector products", f.name, k);
+        if (v == 5) snprintf(label, sizeof(label), "%s, %d one-vector products", f.name, k);
         else if (k == 1 || !ellr_cuda_dense_one_pass(d) || k < ELLR_DENSE_MIN_COLS) snprintf(label, sizeof(label), "%s (default: one-vector products)", f.name);
-        else snprintf(label, sizeof(label), "%s one-pass, %d sums/thread%s", f.name, std::min(variants[v][0], 1 << (int)std::ceil(std::log2((double)k))), v == 0 ? " (default)" : "");
+        else snprintf(label, sizeof(label), "%s one-pass, %d sums/thread%s", f.name, std::min(nb, 1 << (int)std::ceil(std::log2((double)k))), v == 0 ? " (default)" : "");
         auto run = [&] {
           if (ellr_cuda_mult_dense(d, k, dB, a->ncols, dC, a->nrows, NULL)) {
             printf("%s: %s\n", label, ellr_last_error());

@@ -58,7 +58,7 @@ ellr_status ellr_cuda_device_synchronize(void);
 
 /* Products with a dense block (ellr_cuda_mult_dense): sums per thread at most, and the fewest columns for the one-pass
    kernel (below: one product per column).  Measured on the H100 (tests/spmm, doc/performance.md "Sparse x dense"). */
-#define ELLR_DENSE_NB       16
+#define ELLR_DENSE_NB       4
 #define ELLR_DENSE_MIN_COLS 2
 
 /* How the kernel parameters were picked. */

@@ -5,7 +5,10 @@
   One thread per stored row walks the row once (ELLPACK-R's rowlen, whatever the slice's T: entry e of the row sits
   at (e / T) C T + (row % C) T + e % T, ellr.h) and keeps NB sums, one per column of B, so that each stored index and
   value is read once for NB columns: a block of k columns reads A ceil(k / NB) times, from L1/L2 after the first pass
-  of a row, instead of k times as k products would.  B and C are column-major (PETSc's dense layout); the threads of
+  of a row, instead of k times as k products would.  NB = 4 (ELLR_DENSE_NB): measured on the H100 on the three
+  stencils (doc/performance.md, "Sparse x dense"), 16 and 64 columns, against 8 sums per thread: 1.26-1.39x faster
+  on 3d7 and 2d5 (rows of 5-7 entries), 0.93x on 3d27 (27); 16 and 32 sums were slower still (fewer rows in flight
+  to hide the gathers of B, more registers per thread).  B and C are column-major (PETSc's dense layout); the threads of
   a warp are neighbouring rows, so each column's reads of B at a stencil's neighbours fall on few cache lines, as x's
   do in the product.  A row's sum runs in entry order: the same bits in every product (no atomics), rounded
   differently from the one-vector product's T-lane sums.
@@ -33,7 +36,7 @@ struct ellr_dense_args {
   double         *Cm;
 };
 
-/* Sums per thread at most (a block of 16 columns: measured in doc/performance.md, "Sparse x dense"). */
+/* The most sums per thread the kernel is built for (ELLR_DENSE_NB, ellr_cuda.h, is the one used). */
 #define ELLR_DENSE_MAX_NB 32
 
 /* Launches C = A B with nb sums per thread (1, 2, 4, 8, 16 or 32); probe: load the module instead. */

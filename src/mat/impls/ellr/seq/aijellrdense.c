@@ -3,7 +3,7 @@
   methods, SLEPc) on the ELLPACK-R storage, for MATSEQAIJELLRT / MATSEQAIJPELLR on the aijcusparse base.
 
   aijcusparse answers such a product with cuSPARSE's SpMM on its CSR.  The engine's one-pass kernel
-  (ellr_cuda_mult_dense) reads each stored entry once for 16 columns; it is used where it applies -- a product AB with
+  (ellr_cuda_mult_dense) reads each stored entry once for every 4 columns; it is used where it applies -- a product AB with
   B and C dense CUDA matrices, the storage on the GPU in the sliced layout with no long rows -- and aijcusparse's
   SpMM everywhere else (the CSR kernel families hold the same CSR cuSPARSE multiplies; other product types, host
   matrices).  Measured on the H100 against cuSPARSE's SpMM: doc/performance.md, "Sparse x dense".
