@@ -5,7 +5,15 @@ aijcusparse's MatMatMult runs; 1 = as fast, above = faster) against the number o
 usage: plot.py spmm.csv [spmm.png]     (does nothing, successfully, without matplotlib)
 """
 import csv
+import re
 import sys
+
+
+def series(fmt):
+    """One line per choice: the default's rows (one-vector product at k = 1, the one-pass kernel above) joined."""
+    if "default" in fmt:
+        return fmt.split()[0] + " (default)"
+    return re.sub(r", \d+ one-vector products", ", one product per column", fmt)
 
 
 def main():
@@ -24,13 +32,17 @@ def main():
         print("no rows in %s" % src)
         return 0
     matrices = list(dict.fromkeys(r["matrix"] for r in rows))
-    formats = [f for f in dict.fromkeys(r["format"] for r in rows) if "one-vector products" not in f or "default" in f]
-    fig, axes = plt.subplots(1, len(matrices), figsize=(5 * len(matrices), 4.5), squeeze=False)
+    for r in rows:
+        r["series"] = series(r["format"])
+    names = list(dict.fromkeys(r["series"] for r in rows))
+    fig, axes = plt.subplots(1, len(matrices), figsize=(5.5 * len(matrices), 4.8), squeeze=False)
     for ax, m in zip(axes[0], matrices):
-        for f in formats:
-            pts = sorted((int(r["k"]), float(r["x_alg1"])) for r in rows if r["matrix"] == m and r["format"] == f)
+        for i, f in enumerate(names):
+            pts = sorted((int(r["k"]), float(r["x_alg1"])) for r in rows if r["matrix"] == m and r["series"] == f)
             if pts:
-                ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o", label=f)
+                style = "--" if f.startswith("pellr") else "-"
+                width = 2.5 if "default" in f else 1.0
+                ax.plot([p[0] for p in pts], [p[1] for p in pts], style, marker="o", lw=width, label=f, color="C%d" % (i % 10))
         ax.axhline(1.0, color="k", lw=0.8)
         ax.set_xscale("log", base=2)
         ax.set_xlabel("columns of B (k)")

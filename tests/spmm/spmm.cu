@@ -265,7 +265,7 @@ int main(int argc, char **argv)
     for (const row &q : g_rows)
       if (q.matrix == r.matrix && q.k == r.k && q.format == "cuSPARSE CSR ALG1") alg1 = q.ms;
     printf("| %s | %d | %s | %.4f | %.0f | %.2f |\n", r.matrix.c_str(), r.k, r.format.c_str(), r.ms, r.gbs, alg1 / r.ms);
-    if (g_csv) fprintf(g_csv, "%s,%s,%d,%lld,%d,%s,%.6f,%.1f,%.4f,%.3g\n", g_device, r.matrix.c_str(), (int)r.rows, (long long)r.nnz, r.k, r.format.c_str(), r.ms, r.gbs, alg1 / r.ms, r.err);
+    if (g_csv) fprintf(g_csv, "%s,%s,%d,%lld,%d,\"%s\",%.6f,%.1f,%.4f,%.3g\n", g_device, r.matrix.c_str(), (int)r.rows, (long long)r.nnz, r.k, r.format.c_str(), r.ms, r.gbs, alg1 / r.ms, r.err);
   }
   if (g_csv) fclose(g_csv);
   printf("\n%s\n", g_bad ? "SOME RESULTS WRONG" : "all results checked");
