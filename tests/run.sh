@@ -319,16 +319,16 @@ for o in "-type ellrt -mat_ellr_max_fill 0" "-type pellr" "-type ellrt -mat_ellr
 done
 t_fn pattern_misc ok_lines 4 "$BUILD/tests/pattern_misc" $ENGINE
 # C = A B with B dense (MatMatMult: KSPMatSolve, block Krylov methods, SLEPc) against MATAIJ's within the rounding
-# bound, 1, 4, 16 and 37 columns, a stencil and a rectangle with empty rows, new values of A seen by the reused
-# product, repeated products bitwise equal; on the GPU with an optimized PETSc ellrt's products must run on the
-# ELLPACK-R storage (the one-pass kernel), not fall back to cuSPARSE's SpMM
+# bound, 1, 4, 16 and 37 columns, a stencil, a rectangle with empty rows, 0 x 5 and 5 x 0, new values of A seen by the reused
+# product, repeated products bitwise equal; on the GPU with an optimized PETSc ellrt's products (one rank and the
+# diagonal blocks of two) must run on the ELLPACK-R storage, not fall back to cuSPARSE's SpMM
 DENSE_EXPECT=()
 grep -qs '^#define PETSC_USE_DEBUG 1' "$PETSC_DIR/${PETSC_ARCH:+$PETSC_ARCH/}include/petscconf.h" || { [ "$BACKEND" = cuda ] && DENSE_EXPECT=(-expect_storage); }
-Q=1 t_fn dense_product_ellrt ok_lines 16 "$BUILD/tests/dense_product" -type ellrt "${DENSE_EXPECT[@]}" $ENGINE
-t_fn dense_product_pellr ok_lines 16 "$BUILD/tests/dense_product" -type pellr -mat_ellr_kernel sliced "${DENSE_EXPECT[@]}" $ENGINE
-t_fn dense_product_pellr_auto ok_lines 16 "$BUILD/tests/dense_product" -type pellr $ENGINE
-t_fn dense_product_np2 ok_lines 16 $MPIEXEC -n 2 "$BUILD/tests/dense_product" -type ellrt $ENGINE
-t_fn dense_product_np4 ok_lines 16 $MPIEXEC -n 4 "$BUILD/tests/dense_product" -type pellr -n 9 $ENGINE
+Q=1 t_fn dense_product_ellrt ok_lines 32 "$BUILD/tests/dense_product" -type ellrt "${DENSE_EXPECT[@]}" $ENGINE
+t_fn dense_product_pellr ok_lines 32 "$BUILD/tests/dense_product" -type pellr -mat_ellr_kernel sliced "${DENSE_EXPECT[@]}" $ENGINE
+t_fn dense_product_pellr_auto ok_lines 32 "$BUILD/tests/dense_product" -type pellr $ENGINE
+t_fn dense_product_np2 ok_lines 32 $MPIEXEC -n 2 "$BUILD/tests/dense_product" -type ellrt "${DENSE_EXPECT[@]}" $ENGINE
+t_fn dense_product_np4 ok_lines 32 $MPIEXEC -n 4 "$BUILD/tests/dense_product" -type pellr -n 9 $ENGINE
 # AIJ's arrays page-locked by the GPU storage (-n 300: values of 1.8-3.6 MB per process, page-locked at the second
 # refresh; -n 450: 8 MB, at create), then every route by which AIJ reallocates or frees them (a new nonzero, also into
 # another process's diagonal block; MatResetPreallocation; a second MatSetPreallocationCOO; preallocation again; MatShift and

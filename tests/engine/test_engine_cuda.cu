@@ -144,7 +144,7 @@ static void check_all_products(const char *name, const tcsr *a, const ellr_matri
 }
 
 /* C = A B through ellr_cuda_mult_dense, for blocks of 1, 3, 16 and 37 columns (leading dimensions past the sizes,
-   C's spare rows and columns poisoned), with the one-pass kernel's 16 and 32 sums per thread: every column equals
+   C's spare rows and columns poisoned), with the one-pass kernel's default and 32 sums per thread: every column equals
    the CSR reference product, and a repeated product gives the same bits (unless the long rows' atomic join was asked
    for: their one-vector products add in any order). */
 static void check_dense(const char *name, const tcsr *a, ellr_cuda_matrix *d, int join, cudaStream_t stream, uint64_t seed)

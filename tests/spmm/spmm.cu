@@ -3,7 +3,7 @@
   cuSPARSE's SpMM on the same CSR (PETSc-free).
 
   What MatMatMult(A, B dense) runs: aijcusparse calls cusparseSpMM with CUSPARSE_SPMM_CSR_ALG1 (PETSc's default,
-  column-major B and C); the engine's one-pass kernel reads each stored entry once for up to 16 columns
+  column-major B and C); the engine's one-pass kernel reads each stored entry once for every 4 columns
   (ellr_cuda_dense.cuh).  For each matrix and each block width k (1, 4, 16, 64 by default): cuSPARSE CSR ALG1,
   cuSPARSE ALG_DEFAULT, and the engine as -mat_type ellrt and -mat_type pellr build it, with the one-pass kernel at
   2, 4 (the default), 8, 16 and 32 sums per thread and as k one-vector products (the choice below ELLR_DENSE_MIN_COLS columns).  Every

@@ -406,8 +406,9 @@ ellr_status ellr_cuda_mult_dense(ellr_cuda_matrix *d, int32_t k, const double *B
   if (!d) return ellr_error(ELLR_ERR_ARG, "ellr_cuda_mult_dense: no matrix");
   const ellr_plan *pl = &d->plan;
   cudaStream_t     s  = (cudaStream_t)stream;
-  if (k < 0 || ldb < (pl->ncols > 0 ? pl->ncols : 1) || ldc < (pl->nrows_out > 0 ? pl->nrows_out : 1)) return ellr_error(ELLR_ERR_ARG, "ellr_cuda_mult_dense: %d columns with leading dimensions %lld and %lld for a %d x %d matrix", (int)k, (long long)ldb, (long long)ldc, (int)pl->nrows_out, (int)pl->ncols);
-  if (k == 0 || pl->nrows_out == 0) return ELLR_OK;
+  if (k < 0) return ellr_error(ELLR_ERR_ARG, "ellr_cuda_mult_dense: %d columns", (int)k);
+  if (k == 0 || pl->nrows_out == 0) return ELLR_OK; /* PETSc gives an empty block leading dimension 0 */
+  if (ldb < pl->ncols || ldc < pl->nrows_out) return ellr_error(ELLR_ERR_ARG, "ellr_cuda_mult_dense: %d columns with leading dimensions %lld and %lld for a %d x %d matrix", (int)k, (long long)ldb, (long long)ldc, (int)pl->nrows_out, (int)pl->ncols);
   if (!Cm || (!B && pl->ncols > 0)) return ellr_error(ELLR_ERR_ARG, "ellr_cuda_mult_dense: missing block");
   if (!ellr_cuda_dense_one_pass(d) || k < g_dense_min_cols) {
     for (int32_t j = 0; j < k; j++) TRY(mult(d, B + (int64_t)j * ldb, NULL, Cm + (int64_t)j * ldc, 0, stream, false));
@@ -431,8 +432,9 @@ ellr_status ellr_cuda_mult_dense(ellr_cuda_matrix *d, int32_t k, const double *B
   a.ldc         = ldc;
   a.B           = B;
   a.Cm          = Cm;
-  int nb = 1;
-  while (nb < k && nb < g_dense_nb && nb < ELLR_DENSE_MAX_NB) nb *= 2;
+  int cap = 1, nb = 1; /* sums per thread: the smallest power of two >= k, at most the largest one <= the knob */
+  while (cap * 2 <= g_dense_nb && cap * 2 <= ELLR_DENSE_MAX_NB) cap *= 2;
+  while (nb < k && nb < cap) nb *= 2;
   CU(ellr_cuda_launch_dense(nb, 256, s, a, false));
   return ELLR_OK;
 }

@@ -69,7 +69,9 @@ cudaError_t ellr_cuda_launch_dense(int nb, int block, cudaStream_t s, const ellr
     return launch<8>(block, s, a, probe);
   case 16:
     return launch<16>(block, s, a, probe);
-  default:
+  case 32:
     return launch<32>(block, s, a, probe);
+  default:
+    return cudaErrorInvalidValue; /* not a width the kernel is built for */
   }
 }

@@ -39,7 +39,8 @@ struct ellr_dense_args {
 /* The most sums per thread the kernel is built for (ELLR_DENSE_NB, ellr_cuda.h, is the one used). */
 #define ELLR_DENSE_MAX_NB 32
 
-/* Launches C = A B with nb sums per thread (1, 2, 4, 8, 16 or 32); probe: load the module instead. */
+/* Launches C = A B with nb sums per thread (1, 2, 4, 8, 16 or 32; another nb: cudaErrorInvalidValue); probe: load the
+   module instead. */
 cudaError_t ellr_cuda_launch_dense(int nb, int block, cudaStream_t s, const ellr_dense_args &a, bool probe);
 
 #endif

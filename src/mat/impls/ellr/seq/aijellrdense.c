@@ -45,13 +45,22 @@ PetscErrorCode MatMatMultDense_SeqAIJELLR(Mat A, Mat B, Mat C, PetscBool *done)
   *done = PETSC_FALSE;
   if (!e || !e->cusparse) PetscFunctionReturn(0);
   PetscCall(MatSeqAIJELLRResolve(A, e));
-  if (e->backend != MAT_ELLR_BACKEND_CUDA || MatELLRBoundToCPUFlag(A)) PetscFunctionReturn(0);
+  if (e->backend != MAT_ELLR_BACKEND_CUDA || MatELLRBoundToCPUFlag(A)) {
+    PetscCall(PetscInfo(A, "C = A B by the base class: the matrix is bound to the CPU or its products are not on the GPU\n"));
+    PetscFunctionReturn(0);
+  }
   PetscCall(PetscObjectTypeCompare((PetscObject)B, MATSEQDENSECUDA, &bcuda));
   PetscCall(PetscObjectTypeCompare((PetscObject)C, MATSEQDENSECUDA, &ccuda));
-  if (!bcuda || !ccuda || B->boundtocpu || C->boundtocpu) PetscFunctionReturn(0);
+  if (!bcuda || !ccuda || B->boundtocpu || C->boundtocpu) {
+    PetscCall(PetscInfo(A, "C = A B by cuSPARSE's SpMM: B or C is not a dense CUDA matrix on the GPU\n"));
+    PetscFunctionReturn(0);
+  }
   PetscCheck(B->rmap->n == A->cmap->n && C->rmap->n == A->rmap->n && C->cmap->n == B->cmap->n, PETSC_COMM_SELF, PETSC_ERR_ARG_SIZ, "C = A B with A %" PetscInt_FMT " x %" PetscInt_FMT ", B %" PetscInt_FMT " x %" PetscInt_FMT ", C %" PetscInt_FMT " x %" PetscInt_FMT ": recreate C with MatMatMult(A, B, MAT_INITIAL_MATRIX, ...)", A->rmap->n, A->cmap->n, B->rmap->n, B->cmap->n, C->rmap->n, C->cmap->n);
   PetscCall(MatSeqAIJELLRUpdate(A));
-  if (!e->dev || !ellr_cuda_dense_one_pass(e->dev)) PetscFunctionReturn(0);
+  if (!e->dev || !ellr_cuda_dense_one_pass(e->dev)) {
+    PetscCall(PetscInfo(A, "C = A B by cuSPARSE's SpMM: the storage is a CSR kernel family or has long rows\n"));
+    PetscFunctionReturn(0);
+  }
   k = B->cmap->n;
   PetscCall(MatDenseGetLDA(B, &ldb));
   PetscCall(MatDenseGetLDA(C, &ldc));
