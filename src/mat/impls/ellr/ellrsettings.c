@@ -77,7 +77,7 @@ PetscErrorCode MatELLRSettingsFromOptions(Mat A, MatELLROptionItems PetscOptions
 #endif
     s->cusparse_base = cb;
   }
-  PetscCall(PetscOptionsBool("-mat_ellr_verify", "Check every GPU product against the CPU engine (slow; for debugging)", "MATELLR", verify, &verify, NULL));
+  PetscCall(PetscOptionsBool("-mat_ellr_verify", "Check every GPU matrix-vector product against the CPU engine (slow; for debugging; not C = A B with B dense)", "MATELLR", verify, &verify, NULL));
   PetscOptionsHeadEnd();
   PetscCall(PetscObjectGetOptionsPrefix((PetscObject)A, &pre));
   if (!pre) pre = "";
