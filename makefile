@@ -148,9 +148,9 @@ $(BUILD)/tests/spmv/spmv: $(wildcard tests/spmv/*.cu tests/spmv/*.c tests/spmv/*
 	@mkdir -p $(dir $@)
 	$(NVCC) $(NVCCFLAGS) -I$(ENGINE_DIR) -Itests/engine/common $(wildcard tests/spmv/*.cu tests/spmv/*.c) $(ENGINE_C) $(wildcard $(ENGINE_DIR)/*.cu) $(ENGINE_TEST_SRC) -o $@ -lcusparse -lz
 
-$(BUILD)/tests/spmm/spmm: tests/spmm/spmm.cu $(ENGINE_C) $(wildcard $(ENGINE_DIR)/*.cu $(ENGINE_DIR)/*.cuh $(ENGINE_DIR)/*.h tests/engine/common/*.h) $(ENGINE_TEST_SRC)
+$(BUILD)/tests/spmm/spmm: tests/spmm/spmm.cu tests/spmv/bench_median.h $(ENGINE_C) $(wildcard $(ENGINE_DIR)/*.cu $(ENGINE_DIR)/*.cuh $(ENGINE_DIR)/*.h tests/engine/common/*.h) $(ENGINE_TEST_SRC)
 	@mkdir -p $(dir $@)
-	$(NVCC) $(NVCCFLAGS) -I$(ENGINE_DIR) -Itests/engine/common $< $(ENGINE_C) $(wildcard $(ENGINE_DIR)/*.cu) $(ENGINE_TEST_SRC) -o $@ -lcusparse
+	$(NVCC) $(NVCCFLAGS) -I$(ENGINE_DIR) -Itests/engine/common -Itests/spmv $< $(ENGINE_C) $(wildcard $(ENGINE_DIR)/*.cu) $(ENGINE_TEST_SRC) -o $@ -lcusparse
 
 $(BUILD)/tests/gpu/cold_start: tests/gpu/cold_start.cu $(ENGINE_C) $(wildcard $(ENGINE_DIR)/*.cu $(ENGINE_DIR)/*.cuh $(ENGINE_DIR)/*.h tests/engine/common/*.h) $(ENGINE_TEST_SRC)
 	@mkdir -p $(dir $@)

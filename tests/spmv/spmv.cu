@@ -54,6 +54,7 @@
 #include <string>
 #include <vector>
 
+#include "bench_median.h"
 #include "ellr_cuda.h"
 #include "ellr_cuda_internal.cuh"
 #include "ellr_testlib.h"
@@ -96,27 +97,11 @@ struct bench_matrix {
   tcsr        a;
 };
 
-/* Median time of one product over g_reps runs, each between two CUDA events, after warm-up. */
+/* Median time of one product over g_reps runs (bench_median.h). */
 template <class F>
 static double time_median(F &&launch)
 {
-  cudaEvent_t e0, e1;
-  CK(cudaEventCreate(&e0));
-  CK(cudaEventCreate(&e1));
-  for (int w = 0; w < 5; w++) launch();
-  CK(cudaDeviceSynchronize());
-  std::vector<float> t(g_reps);
-  for (int r = 0; r < g_reps; r++) {
-    CK(cudaEventRecord(e0));
-    launch();
-    CK(cudaEventRecord(e1));
-    CK(cudaEventSynchronize(e1));
-    CK(cudaEventElapsedTime(&t[r], e0, e1));
-  }
-  CK(cudaEventDestroy(e0));
-  CK(cudaEventDestroy(e1));
-  std::sort(t.begin(), t.end());
-  return g_reps % 2 ? t[g_reps / 2] : 0.5 * (t[g_reps / 2 - 1] + t[g_reps / 2]);
+  return bench_median_ms(g_reps, 5, launch);
 }
 
 static double eff_bytes(const tcsr *a) { return 12.0 * tcsr_nnz(a) + 4.0 * (a->nrows + 1) + 8.0 * a->ncols + 8.0 * a->nrows; }
