@@ -680,6 +680,9 @@ t_fn malloc_dump_diff_aij no_leaks "$DIFF" -fail_exit 0 -cases band,empty_rows,r
 t_fn malloc_dump_fail_inject no_leaks $MPIEXEC -n 2 "$BUILD/tests/fail_inject" -type ellrt $ENGINE
 t_fn malloc_dump_refresh_pinning no_leaks "$BUILD/tests/refresh_pinning" "${RP_N[@]}" $ENGINE
 t_fn malloc_dump_diff_aij_np2 no_leaks $MPIEXEC -n 2 "$DIFF" -fail_exit 0 -cases zero_rows_rank,rect_tall -optsets 0,7 -group all $ENGINE
+# the storage's host memory goes through PetscMalloc: PETSc's accounting counts it (a storage from malloc fails this)
+t_fn memory_accounting_ellrt ok_lines 1 "$BUILD/tests/memory_accounting" -malloc_debug -malloc_dump -mat_ellr_backend cpu
+t_fn memory_accounting_pellr_np2 ok_lines 2 $MPIEXEC -n 2 "$BUILD/tests/memory_accounting" -type pellr -n 17 -malloc_debug -malloc_dump -mat_ellr_backend cpu
 
 VG_SUPP=
 for s in /usr/share/openmpi/openmpi-valgrind.supp "$ROOT/tests/lib/valgrind.supp"; do [ -f "$s" ] && VG_SUPP="$VG_SUPP --suppressions=$s"; done

@@ -453,6 +453,31 @@ static void check_compressed(const shape *sh)
 
 static int contains(const char *s, const char *t) { return strstr(s, t) != NULL; }
 
+/* Every host allocation of a set-up can fail: the k-th one is made to return NULL for k = 1, 2, ... until a set-up
+   succeeds; each must give ELLR_ERR_MEM and leave nothing allocated (the matrix destroyable as it is). */
+static void check_alloc_failures(const char *name, const tcsr *a, const ellr_params *p)
+{
+  const ellr_csr v    = tcsr_view(a);
+  const long     live = tcount_live();
+  int            k;
+  for (k = 1; k < 1000; k++) {
+    ellr_matrix m;
+    tcount_fail_at(k);
+    const ellr_status st = ellr_matrix_create(&v, p, &m);
+    tcount_fail_at(0);
+    if (st == ELLR_OK) {
+      ellr_matrix_destroy(&m);
+      CHECK(tcount_live() == live, "%s: %ld host blocks left after destroy", name, tcount_live() - live);
+      break;
+    }
+    CHECK(st == ELLR_ERR_MEM, "%s: allocation %d failed, status %d (want ELLR_ERR_MEM): %s", name, k, st, ellr_last_error());
+    ellr_matrix_destroy(&m); /* a failed create leaves m destroyable */
+    CHECK(tcount_live() == live, "%s: allocation %d failed, %ld host blocks left", name, k, tcount_live() - live);
+  }
+  CHECK(k > 1 && k < 1000, "%s: set-up never succeeded or never allocated (%d tries)", name, k);
+  printf("%-20s host allocation failures: each of the %d allocations of a set-up failed once, cleanly\n", name, k - 1);
+}
+
 static void check_errors(void)
 {
   tcsr        a;
@@ -573,6 +598,7 @@ int main(void)
   shape sh[18];
   int   ns = 0, nconfigs = 0;
   memset(sh, 0, sizeof(sh));
+  tcount_allocator_install();
 #define ADD(nm, call) \
   do { \
     sh[ns].name = nm; \
@@ -609,6 +635,16 @@ int main(void)
     printf("%-20s %5d x %-5d nnz %6lld: %5ld checks, %ld failed\n", sh[s].name, sh[s].a.nrows, sh[s].a.ncols, (long long)tcsr_nnz(&sh[s].a), g_checks - before, g_failed - fb);
   }
   check_errors();
+  {
+    ellr_params pd = {0}, ps = {0};
+    pd.threads_per_row = ELLR_THREADS_PER_SLICE;
+    pd.slice_height    = 32;
+    ps.threads_per_row = 1;
+    ps.slice_height    = 32;
+    ps.sort_rows       = 1;
+    check_alloc_failures("long rows, per slice", &sh[ns - 2].a, &pd);
+    check_alloc_failures("power-law, sorted", &sh[10].a, &ps);
+  }
   printf("configurations: %d (shapes %d x T {auto,1..32,per slice} x C {0,1,7,32} x sort {off,all,window 5,window 64,window auto}; the large shape automatic T only)\n", nconfigs, ns);
   printf("automatic sort window: rows kept in order %d times, a window %d, all rows %d\n", g_auto_order[0], g_auto_order[1], g_auto_order[2]);
   CHECK(g_auto_order[0] > 0 && g_auto_order[1] > 0 && g_auto_order[2] > 0, "the automatic sort window's three outcomes are not all covered");
@@ -619,6 +655,9 @@ int main(void)
   printf("automatic T per slice: %d plans; small matrices' T from the widest slice: %d plans (%d of them other than the mean row's)\n", g_auto_per_slice, g_auto_small[0] + g_auto_small[1], g_auto_small[1]);
   CHECK(g_auto_small[1] > 0, "the small matrices' automatic T never differed from the mean row's");
   CHECK(g_auto_per_slice > 0, "the automatic T never came out per slice");
+  /* every host block the engine took went back through its allocator (ellr_set_host_allocator) */
+  printf("engine host blocks: %ld allocated, %ld not returned, %ld released that it did not give\n", tcount_total(), tcount_live(), tcount_bad());
+  CHECK(tcount_total() > 0 && tcount_live() == 0 && tcount_bad() == 0, "the engine's host memory did not all go through its allocator and back");
   for (int s = 0; s < ns; s++) tcsr_free(&sh[s].a);
   if (g_failed) {
     printf("test_engine: %ld of %ld checks FAILED\n", g_failed, g_checks);

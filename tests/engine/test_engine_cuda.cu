@@ -995,6 +995,7 @@ int main(int argc, char **argv)
   shape sh[20];
   int   ns = 0;
   memset(sh, 0, sizeof(sh));
+  tcount_allocator_install();
 #define ADD(nm, call) \
   do { \
     sh[ns].name = nm; \
@@ -1055,6 +1056,9 @@ int main(int argc, char **argv)
     CHECK(g_refresh_pinned > 0, "no matrix had its host values page-locked at a refresh (check_pinning, 3d7 N=32: refused, or not done)");
     CHECK(quick || g_order_skipped > 0, "pellr's automatic family never took IPCSR without sorting the rows (check_families, dense row 70x150)");
   } else printf("no CUDA device: device products skipped\n");
+  /* every host block the engine took went back through its allocator (ellr_set_host_allocator) */
+  printf("engine host blocks: %ld allocated, %ld not returned, %ld released that it did not give\n", tcount_total(), tcount_live(), tcount_bad());
+  CHECK(tcount_total() > 0 && tcount_live() == 0 && tcount_bad() == 0, "the engine's host memory did not all go through its allocator and back");
   for (int s = 0; s < ns; s++) tcsr_free(&sh[s].a);
   printf("test_engine_cuda: %ld passed, %ld failed\n", g_pass, g_fail);
   return g_fail ? 1 : 0;

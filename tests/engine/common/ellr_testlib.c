@@ -502,3 +502,53 @@ double twall_ms(void)
   clock_gettime(CLOCK_MONOTONIC, &ts);
   return ts.tv_sec * 1e3 + ts.tv_nsec * 1e-6;
 }
+
+/* ---- counting host allocator ---- */
+#define TCOUNT_MAGIC 0x656c6c72616c6c6fULL
+typedef union {
+  struct {
+    uint64_t magic;
+    size_t   bytes;
+  } h;
+  max_align_t align; /* the block after the header keeps malloc's alignment */
+} tcount_header;
+static long tcount_nlive, tcount_ntotal, tcount_nbad, tcount_failk;
+
+static void *tcount_alloc(size_t bytes, int zero, void *ctx)
+{
+  tcount_header *h = (tcount_header *)(zero ? calloc(1, sizeof(*h) + bytes) : malloc(sizeof(*h) + bytes));
+  (void)ctx;
+  if (tcount_failk > 0 && --tcount_failk == 0) {
+    free(h); /* the injected failure: out of memory */
+    return NULL;
+  }
+  if (!h) return NULL;
+  h->h.magic = TCOUNT_MAGIC;
+  h->h.bytes = bytes;
+  tcount_nlive++;
+  tcount_ntotal++;
+  return h + 1;
+}
+
+static void tcount_release(void *ptr, void *ctx)
+{
+  tcount_header *h = (tcount_header *)ptr - 1;
+  (void)ctx;
+  if (h->h.magic != TCOUNT_MAGIC) {
+    tcount_nbad++; /* not ours: leak it rather than corrupt the heap */
+    return;
+  }
+  h->h.magic = 0;
+  tcount_nlive--;
+  free(h);
+}
+
+void tcount_allocator_install(void)
+{
+  ellr_host_allocator a = {tcount_alloc, tcount_release, NULL};
+  ellr_set_host_allocator(&a);
+}
+long tcount_live(void) { return tcount_nlive; }
+long tcount_total(void) { return tcount_ntotal; }
+long tcount_bad(void) { return tcount_nbad; }
+void tcount_fail_at(long k) { tcount_failk = k; }

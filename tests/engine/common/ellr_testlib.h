@@ -35,6 +35,14 @@ int tcsr_compress_rows(const tcsr *a, tcsr *c, int32_t **rows);
 /* The engine's view of c as the compressed rows of a matrix of nrows_out rows. */
 ellr_csr tcsr_view_compressed(const tcsr *c, const int32_t *rows, int32_t nrows_out);
 
+/* A counting host allocator for the engine (ellr_set_host_allocator): every block carries a header, so a block freed
+   by plain free() or twice, or one never returned, shows.  tcount_live() is the number of blocks not returned. */
+void tcount_allocator_install(void);
+long tcount_live(void);
+long tcount_total(void); /* blocks given out since the install */
+long tcount_bad(void);   /* blocks released that the allocator did not give out (or released twice) */
+void tcount_fail_at(long k); /* the k-th allocation from now (1 = the next) returns NULL; 0: none fails */
+
 /* Deterministic random numbers (splitmix64). */
 uint64_t trng_next(uint64_t *state);
 double   trng_unif(uint64_t *state);                  /* [0, 1) */

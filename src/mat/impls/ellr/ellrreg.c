@@ -11,9 +11,28 @@ const char *const MatELLRTransposes[] = {"stored", "atomic", "MatELLRTranspose",
 
 static PetscBool PetscELLRPackageInitialized = PETSC_FALSE;
 
+/* The engine's host memory (plans, the CPU storage, set-up scratch) through PetscMalloc: -malloc_dump, -malloc_view
+   and PetscMallocGetCurrentUsage() see it as they see PETSc's own.  The engine reports a failure as out of memory. */
+static void *PetscELLREngineAlloc(size_t bytes, int zero, void *ctx)
+{
+  void *ptr = NULL;
+
+  (void)ctx;
+  if (PetscMallocA(1, zero ? PETSC_TRUE : PETSC_FALSE, __LINE__, "petsc-ellr engine", __FILE__, bytes, &ptr)) return NULL;
+  return ptr;
+}
+
+static void PetscELLREngineFree(void *ptr, void *ctx)
+{
+  (void)ctx;
+  (void)PetscFreeA(1, __LINE__, "petsc-ellr engine", __FILE__, &ptr); /* takes the pointer's address, as PetscFree() */
+}
+
+/* After PetscObjectRegisterDestroyAll(): no storage is left to go back through PetscFree. */
 static PetscErrorCode PetscELLRFinalizePackage(void)
 {
   PetscFunctionBegin;
+  ellr_set_host_allocator(NULL);
   PetscELLRPackageInitialized = PETSC_FALSE;
   PetscFunctionReturn(0);
 }
@@ -41,6 +60,11 @@ PetscErrorCode PetscELLRInitializePackage(void)
   SETERRQ(PETSC_COMM_SELF, PETSC_ERR_SUP, "petsc-ellr needs a PETSc configured with real double-precision scalars (--with-scalar-type=real --with-precision=double); this PETSc has another scalar type: point PETSC_DIR at a real double build");
 #else
   PetscCall(MatInitializePackage());
+  {
+    const ellr_host_allocator alloc = {PetscELLREngineAlloc, PetscELLREngineFree, NULL};
+
+    ellr_set_host_allocator(&alloc); /* before the first matrix: every engine block goes back through PetscFree */
+  }
   PetscCall(PetscLogEventRegister("ELLRMult", MAT_CLASSID, &MAT_ELLRMult));
   PetscCall(PetscLogEventRegister("ELLRBuild", MAT_CLASSID, &MAT_ELLRBuild));
   PetscCall(PetscLogEventRegister("ELLRTune", MAT_CLASSID, &MAT_ELLRTune));

@@ -67,6 +67,21 @@ const char *ellr_last_error(void);
 /* Records the text of an error (for backends); returns st. */
 ellr_status ellr_error(ellr_status st, const char *fmt, ...);
 
+/* Host memory of the engine (plans, host storage, set-up scratch) comes from ellr_malloc/ellr_calloc/ellr_free, which
+   call malloc and free unless a host program installs its own allocator, so that its memory accounting sees the
+   engine's memory too (the PETSc binding installs PetscMalloc/PetscFree: -malloc_dump and -memory_view then count it).
+   Install before the first matrix and restore (NULL) after the last one is destroyed: memory goes back through the
+   allocator that gave it.  The functions are called from the thread that creates, updates and destroys matrices only. */
+typedef struct {
+  void *(*alloc)(size_t bytes, int zero, void *ctx); /* NULL when out of memory; zero: the bytes read as 0 */
+  void (*release)(void *ptr, void *ctx);
+  void *ctx;
+} ellr_host_allocator;
+void  ellr_set_host_allocator(const ellr_host_allocator *a); /* NULL: malloc and free again */
+void *ellr_malloc(size_t bytes);
+void *ellr_calloc(size_t count, size_t size);
+void  ellr_free(void *ptr);
+
 #define ELLR_MAX_THREADS_PER_ROW 32
 /* Per-slice threads per row (threads_per_row = ELLR_THREADS_PER_SLICE): slice s takes the smallest power of two T with
    ELLR_SLICE_T_ENTRIES * T >= its longest row (the adaptive CSR-vector's rule -- each thread does ~16 products at most -- per slice

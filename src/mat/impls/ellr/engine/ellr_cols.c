@@ -8,9 +8,9 @@ static inline int32_t ellr_orig_row(const ellr_plan *pl, int32_t i) { return pl-
 
 void ellr_cols_destroy(ellr_cols *c)
 {
-  free(c->base);
-  free(c->start);
-  free(c->words);
+  ellr_free(c->base);
+  ellr_free(c->start);
+  ellr_free(c->words);
   memset(c, 0, sizeof(*c));
 }
 
@@ -49,8 +49,8 @@ ellr_status ellr_cols_create(ellr_plan *pl, const ellr_csr *a, int index_bits, e
 {
   ellr_status st;
   memset(c, 0, sizeof(*c));
-  c->base  = (int32_t *)malloc(((size_t)pl->nslices + 1) * sizeof(int32_t));
-  c->start = (int64_t *)malloc(((size_t)pl->nslices + 1) * sizeof(int64_t));
+  c->base  = (int32_t *)ellr_malloc(((size_t)pl->nslices + 1) * sizeof(int32_t));
+  c->start = (int64_t *)ellr_malloc(((size_t)pl->nslices + 1) * sizeof(int64_t));
   if (!c->base || !c->start) {
     ellr_cols_destroy(c);
     return ellr_error(ELLR_ERR_MEM, "cannot allocate the column bases of %d slices", pl->nslices);
@@ -60,7 +60,7 @@ ellr_status ellr_cols_create(ellr_plan *pl, const ellr_csr *a, int index_bits, e
     return st;
   }
   const int64_t nwords = c->start[pl->nslices];
-  c->words             = (uint16_t *)malloc((size_t)(nwords ? nwords : 1) * sizeof(uint16_t));
+  c->words             = (uint16_t *)ellr_malloc((size_t)(nwords ? nwords : 1) * sizeof(uint16_t));
   if (!c->words) {
     ellr_cols_destroy(c);
     return ellr_error(ELLR_ERR_MEM, "cannot allocate %zu bytes for the column indices", (size_t)nwords * 2);

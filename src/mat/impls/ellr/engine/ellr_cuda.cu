@@ -186,13 +186,13 @@ static ellr_status build_items(ellr_cuda_matrix *d, cudaStream_t s)
      device array holds int2 pairs, two per int4 */
   const int    wide  = d->mixed_T;
   const size_t isz   = wide ? sizeof(int4) : sizeof(int2);
-  void        *items = malloc((size_t)nitems * isz);
-  int2        *split = (int2 *)malloc((size_t)(nsplit ? nsplit : 1) * sizeof(int2));
-  int64_t     *off   = (int64_t *)malloc((size_t)(nsplit ? pl->nslices : 1) * sizeof(int64_t));
+  void        *items = ellr_malloc((size_t)nitems * isz);
+  int2        *split = (int2 *)ellr_malloc((size_t)(nsplit ? nsplit : 1) * sizeof(int2));
+  int64_t     *off   = (int64_t *)ellr_malloc((size_t)(nsplit ? pl->nslices : 1) * sizeof(int64_t));
   if (!items || !split || !off) {
-    free(items);
-    free(split);
-    free(off);
+    ellr_free(items);
+    ellr_free(split);
+    ellr_free(off);
     return ellr_error(ELLR_ERR_MEM, "cannot allocate %lld work items", (long long)nitems);
   }
   int64_t q = 0, ns = 0, npart = 0;
@@ -229,9 +229,9 @@ static ellr_status build_items(ellr_cuda_matrix *d, cudaStream_t s)
   if (!st) st = upload(d->d_items, items, npairs * sizeof(int2), s, "cudaMemcpyAsync (work items)");
   if (!st) st = upload(d->d_split, split, (size_t)nsplit * sizeof(int2), s, "cudaMemcpyAsync (split slices)");
   if (!st && nsplit) st = upload(d->d_part_off, off, (size_t)pl->nslices * sizeof(int64_t), s, "cudaMemcpyAsync (split slices)");
-  free(items);
-  free(split);
-  free(off);
+  ellr_free(items);
+  ellr_free(split);
+  ellr_free(off);
   if (st) return st;
   d->nitems = nitems;
   d->nsplit = nsplit;
@@ -1012,7 +1012,7 @@ static ellr_status host_plan_to_device(ellr_cuda_matrix *d, const ellr_csr *a, i
   const size_t  bytes[6] = {(size_t)ns * pl->C * sizeof(int32_t), pl->perm ? (size_t)n * sizeof(int32_t) : 0, pl->outrow ? (size_t)n * sizeof(int32_t) : 0, ((size_t)ns + 1) * sizeof(int64_t), (size_t)ns * sizeof(int32_t), ((size_t)ns + 1) * sizeof(int64_t)};
   size_t        off[7]   = {0};
   for (int k = 0; k < 6; k++) off[k + 1] = off[k] + (bytes[k] + 255) / 256 * 256;
-  char       *h  = sliced ? (char *)malloc(off[6]) : NULL;
+  char       *h  = sliced ? (char *)ellr_malloc(off[6]) : NULL;
   ellr_status st = ELLR_OK;
   cudaError_t e  = cudaSuccess;
   if (sliced && !h) st = ellr_error(ELLR_ERR_MEM, "cannot allocate %zu bytes for the plan's upload", off[6]);
@@ -1039,10 +1039,10 @@ static ellr_status host_plan_to_device(ellr_cuda_matrix *d, const ellr_csr *a, i
     d->cols.nwords      = ((const int64_t *)(h + off[5]))[ns];
     d->cols_planned     = 1;
   }
-  free(h);
-  free(pl->rowlen);
-  free(pl->perm);
-  free(pl->outrow);
+  ellr_free(h);
+  ellr_free(pl->rowlen);
+  ellr_free(pl->perm);
+  ellr_free(pl->outrow);
   pl->rowlen = pl->perm = pl->outrow = NULL;
   return st;
 }
@@ -1266,7 +1266,7 @@ ellr_status ellr_cuda_create(const ellr_csr *a, const ellr_params *p, void *stre
   if (a->nrows > 0 && a->rowptr[a->nrows] > 0 && (!a->colidx || (!a->val && !a->d_val))) return ellr_error(ELLR_ERR_ARG, "CSR column indices or values are missing");
   if ((a->d_rowptr || a->d_colidx || a->d_val) && (!a->d_rowptr || !a->d_colidx || !a->d_val || a->rows)) return ellr_error(ELLR_ERR_ARG, "a CSR on the device needs its row offsets, column indices and values there, and no compressed rows");
   TRY(ellr_csr_check_rows(a));
-  ellr_cuda_matrix *d = (ellr_cuda_matrix *)calloc(1, sizeof(*d));
+  ellr_cuda_matrix *d = (ellr_cuda_matrix *)ellr_calloc(1, sizeof(*d));
   if (!d) return ellr_error(ELLR_ERR_MEM, "cannot allocate the matrix descriptor");
   d->params       = *p;
   d->req          = g_default_kopts;
@@ -1525,7 +1525,7 @@ ellr_status ellr_cuda_destroy(ellr_cuda_matrix *d)
 #undef CUDA1
   if (ellr_test_fail_now(ELLR_STAGE_DESTROY) && !st) st = ellr_error(ELLR_ERR_CUDA, "freeing failed (injected by the test hook, after everything was freed)");
   ellr_plan_destroy(&d->plan);
-  free(d);
+  ellr_free(d);
   return st;
 }
 

@@ -341,7 +341,7 @@ ellr_status ellr_cuda_plan_geometry(const int32_t *d_rowptr, int T, const ellr_p
   pl->per_slice_T     = T == ELLR_THREADS_PER_SLICE;
   if (!dp->slice_start) TRY(dalloc(&dp->slice_start, (size_t)ns + 1, "the slice offsets"));
   if (!pl->slice_start) {
-    pl->slice_start = (int64_t *)malloc(((size_t)ns + 1) * sizeof(int64_t));
+    pl->slice_start = (int64_t *)ellr_malloc(((size_t)ns + 1) * sizeof(int64_t));
     if (!pl->slice_start) return ellr_error(ELLR_ERR_MEM, "cannot allocate the offsets of %d slices", ns);
   }
   int32_t            *width = NULL;
@@ -362,11 +362,11 @@ ellr_status ellr_cuda_plan_geometry(const int32_t *d_rowptr, int T, const ellr_p
     if (!T) { /* automatic: from the widest slice, as the host plan (ellr.h's ellr_auto_threads) */
       CUE(cudaMemcpyAsync(&hc, c, sizeof(hc), cudaMemcpyDeviceToHost, s));
       int32_t *hw = NULL; /* small matrices: the widths on the host, for the fill limit (ns <= ELLR_SMALL_ROWS) */
-      if (!st && n < ELLR_SMALL_ROWS && !(hw = (int32_t *)malloc((size_t)ns * sizeof(int32_t)))) st = ellr_error(ELLR_ERR_MEM, "cannot allocate the widths of %d slices", ns);
+      if (!st && n < ELLR_SMALL_ROWS && !(hw = (int32_t *)ellr_malloc((size_t)ns * sizeof(int32_t)))) st = ellr_error(ELLR_ERR_MEM, "cannot allocate the widths of %d slices", ns);
       if (hw) CUE(cudaMemcpyAsync(hw, width, (size_t)ns * sizeof(int32_t), cudaMemcpyDeviceToHost, s));
       CUE(cudaStreamSynchronize(s));
       if (!st) T = ellr_auto_threads(n, pl->stats.nnz, ns, pl->C, hc.wmax, hw, plan_fixed_bytes(pl, dp), p->max_fill);
-      free(hw);
+      ellr_free(hw);
       pl->per_slice_T = T == ELLR_THREADS_PER_SLICE;
     }
   }

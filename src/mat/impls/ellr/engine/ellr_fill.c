@@ -32,8 +32,8 @@ static ellr_status ellr_long_create(ellr_matrix *m, const ellr_csr *a)
   const ellr_plan *pl = &m->plan;
   const size_t     ne = (size_t)pl->stats.long_entries;
   if (!pl->nlong) return ELLR_OK;
-  m->long_col = (int32_t *)malloc((ne ? ne : 1) * sizeof(int32_t));
-  m->long_val = (double *)malloc((ne ? ne : 1) * sizeof(double));
+  m->long_col = (int32_t *)ellr_malloc((ne ? ne : 1) * sizeof(int32_t));
+  m->long_val = (double *)ellr_malloc((ne ? ne : 1) * sizeof(double));
   if (!m->long_col || !m->long_val) return ellr_error(ELLR_ERR_MEM, "cannot allocate %zu bytes for the long rows", ne * 12);
   for (int32_t k = 0; k < pl->nlong; k++) memcpy(m->long_col + pl->long_start[k], a->colidx + a->rowptr[pl->long_rows[k]], (size_t)(pl->long_start[k + 1] - pl->long_start[k]) * sizeof(int32_t));
   return ELLR_OK;
@@ -46,7 +46,7 @@ ellr_status ellr_matrix_create(const ellr_csr *a, const ellr_params *p, ellr_mat
   if ((st = ellr_plan_create(a, p, &m->plan))) return st;
   const size_t n = (size_t)m->plan.stats.nstored;
   /* calloc: padding must read as value 0.0 */
-  m->val = (double *)calloc(n ? n : 1, sizeof(double));
+  m->val = (double *)ellr_calloc(n ? n : 1, sizeof(double));
   if (!m->val) {
     ellr_matrix_destroy(m);
     return ellr_error(ELLR_ERR_MEM, "cannot allocate %zu bytes for the padded storage", n * sizeof(double));
@@ -60,7 +60,7 @@ ellr_status ellr_matrix_create(const ellr_csr *a, const ellr_params *p, ellr_mat
     return ellr_error(ELLR_ERR_MEM, "the storage could not be allocated (injected by the test hook)");
   }
   if (m->plan.perm || m->plan.nlong) {
-    m->csr_order = (int32_t *)malloc((size_t)(m->plan.nrows ? m->plan.nrows : 1) * sizeof(int32_t));
+    m->csr_order = (int32_t *)ellr_malloc((size_t)(m->plan.nrows ? m->plan.nrows : 1) * sizeof(int32_t));
     if (!m->csr_order) {
       ellr_matrix_destroy(m);
       return ellr_error(ELLR_ERR_MEM, "cannot allocate the row order of %d rows", (int)m->plan.nrows);
@@ -76,10 +76,10 @@ void ellr_matrix_destroy(ellr_matrix *m)
 {
   ellr_plan_destroy(&m->plan);
   ellr_cols_destroy(&m->cols);
-  free(m->val);
-  free(m->long_col);
-  free(m->long_val);
-  free(m->csr_order);
+  ellr_free(m->val);
+  ellr_free(m->long_col);
+  ellr_free(m->long_val);
+  ellr_free(m->csr_order);
   m->csr_order = NULL;
   m->val      = NULL;
   m->long_col = NULL;

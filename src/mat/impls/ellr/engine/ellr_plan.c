@@ -113,12 +113,12 @@ static int ellr_cmp_longest_first(const void *a, const void *b)
 /* All rows at once: a stable counting sort, O(nrows + longest row), no comparisons. */
 static ellr_status ellr_sort_all_rows(const int32_t *len, int32_t nrows, int32_t maxlen, int32_t *perm)
 {
-  int64_t *start = (int64_t *)calloc((size_t)maxlen + 2, sizeof(int64_t));
+  int64_t *start = (int64_t *)ellr_calloc((size_t)maxlen + 2, sizeof(int64_t));
   if (!start) return ellr_error(ELLR_ERR_MEM, "cannot allocate the row-length histogram (%d lengths)", maxlen + 1);
   for (int32_t r = 0; r < nrows; r++) start[maxlen - len[r] + 1]++; /* bucket 0 holds the longest rows */
   for (int32_t b = 0; b <= maxlen; b++) start[b + 1] += start[b];
   for (int32_t r = 0; r < nrows; r++) perm[start[maxlen - len[r]]++] = r;
-  free(start);
+  ellr_free(start);
   return ELLR_OK;
 }
 
@@ -134,7 +134,7 @@ static ellr_status ellr_sort_rows(const int32_t *len, int32_t nrows, int32_t max
     }
     return ELLR_OK;
   }
-  ellr_keyed_row *keys = (ellr_keyed_row *)malloc((size_t)nrows * sizeof(*keys));
+  ellr_keyed_row *keys = (ellr_keyed_row *)ellr_malloc((size_t)nrows * sizeof(*keys));
   if (!keys) return ellr_error(ELLR_ERR_MEM, "cannot allocate %zu bytes for the row sort", (size_t)nrows * sizeof(*keys));
   for (int32_t r = 0; r < nrows; r++) {
     keys[r].len = len[r];
@@ -145,7 +145,7 @@ static ellr_status ellr_sort_rows(const int32_t *len, int32_t nrows, int32_t max
     qsort(keys + w, (size_t)cnt, sizeof(*keys), ellr_cmp_longest_first);
   }
   for (int32_t i = 0; i < nrows; i++) perm[i] = keys[i].row;
-  free(keys);
+  ellr_free(keys);
   return ELLR_OK;
 }
 
@@ -173,7 +173,7 @@ static ellr_status ellr_choose_order(const int32_t *len, int32_t n, int32_t maxl
   *window           = 0;
   *sorted           = !ELLR_SORT_CLOSE(ellr_stored_entries(len, NULL, n, C), all);
   if (!*sorted) return ELLR_OK;
-  int32_t *cand = (int32_t *)malloc((size_t)n * sizeof(int32_t));
+  int32_t *cand = (int32_t *)ellr_malloc((size_t)n * sizeof(int32_t));
   if (!cand) return ellr_error(ELLR_ERR_MEM, "cannot allocate the row order of %d rows", n);
   static const int64_t mult[2] = {32, 1024};
   for (int k = 0; k < 2; k++) {
@@ -186,19 +186,19 @@ static ellr_status ellr_choose_order(const int32_t *len, int32_t n, int32_t maxl
       break;
     }
   }
-  free(cand);
+  ellr_free(cand);
   return st;
 }
 
 void ellr_plan_destroy(ellr_plan *pl)
 {
-  free(pl->slice_start);
-  free(pl->rowlen);
-  free(pl->perm);
-  free(pl->outrow);
-  free(pl->long_rows);
-  free(pl->long_out);
-  free(pl->long_start);
+  ellr_free(pl->slice_start);
+  ellr_free(pl->rowlen);
+  ellr_free(pl->perm);
+  ellr_free(pl->outrow);
+  ellr_free(pl->long_rows);
+  ellr_free(pl->long_out);
+  ellr_free(pl->long_start);
   memset(pl, 0, sizeof(*pl));
 }
 
@@ -218,11 +218,11 @@ static ellr_status ellr_plan_geometry(ellr_plan *pl, const ellr_params *p, const
   const size_t  nstoredrows = (size_t)pl->nslices * (size_t)pl->C;
 
   const int32_t Tmean = ellr_default_threads_per_row(n ? (double)nnz / n : 0.0);
-  pl->slice_start     = (int64_t *)malloc(((size_t)pl->nslices + 1) * sizeof(int64_t));
+  pl->slice_start     = (int64_t *)ellr_malloc(((size_t)pl->nslices + 1) * sizeof(int64_t));
   if (!pl->slice_start) return ellr_error(ELLR_ERR_MEM, "cannot allocate the offsets of %d slices", pl->nslices);
   /* each slice's longest row, kept in slice_start[s + 1] until the offsets replace it; the widest slice */
   int32_t *widths = NULL, wmax = 0;
-  if (!p->threads_per_row && n < ELLR_SMALL_ROWS && !(widths = (int32_t *)malloc(((size_t)pl->nslices + 1) * sizeof(int32_t)))) return ellr_error(ELLR_ERR_MEM, "cannot allocate the widths of %d slices", pl->nslices);
+  if (!p->threads_per_row && n < ELLR_SMALL_ROWS && !(widths = (int32_t *)ellr_malloc(((size_t)pl->nslices + 1) * sizeof(int32_t)))) return ellr_error(ELLR_ERR_MEM, "cannot allocate the widths of %d slices", pl->nslices);
   for (int32_t s = 0; s < pl->nslices; s++) {
     int32_t width = 0;
     for (int32_t i = s * pl->C; i < (s + 1) * pl->C && i < n; i++)
@@ -234,7 +234,7 @@ static ellr_status ellr_plan_geometry(ellr_plan *pl, const ellr_params *p, const
   /* automatic (ellr.h); the bytes besides the stored entries' as the statistics below count them */
   const size_t  fixed = nstoredrows * sizeof(int32_t) + (pl->perm ? (size_t)n * sizeof(int32_t) : 0) + (pl->outrow ? (size_t)n * sizeof(int32_t) : 0) + ((size_t)pl->nslices + 1) * sizeof(int64_t) + ellr_long_bytes(pl);
   const int32_t Ta    = p->threads_per_row ? p->threads_per_row : ellr_auto_threads(n, nnz, pl->nslices, pl->C, wmax, widths, fixed, p->max_fill);
-  free(widths);
+  ellr_free(widths);
   pl->per_slice_T = Ta == ELLR_THREADS_PER_SLICE;
   pl->T           = pl->per_slice_T ? ellr_slice_threads(wmax) : Ta; /* per slice: the largest slice's */
   /* Slice s is as wide as its longest row, rounded up to a whole number of T-groups (its own T, per slice). */
@@ -287,9 +287,9 @@ static ellr_status ellr_plan_long_rows(const ellr_csr *a, const ellr_params *p, 
     pl->nlong += len[r] >= pl->long_min;
   }
   if (!pl->nlong) return ELLR_OK;
-  pl->long_rows  = (int32_t *)malloc((size_t)pl->nlong * sizeof(int32_t));
-  pl->long_start = (int64_t *)malloc(((size_t)pl->nlong + 1) * sizeof(int64_t));
-  pl->long_out   = a->rows ? (int32_t *)malloc((size_t)pl->nlong * sizeof(int32_t)) : NULL;
+  pl->long_rows  = (int32_t *)ellr_malloc((size_t)pl->nlong * sizeof(int32_t));
+  pl->long_start = (int64_t *)ellr_malloc(((size_t)pl->nlong + 1) * sizeof(int64_t));
+  pl->long_out   = a->rows ? (int32_t *)ellr_malloc((size_t)pl->nlong * sizeof(int32_t)) : NULL;
   if (!pl->long_rows || !pl->long_start || (a->rows && !pl->long_out)) return ellr_error(ELLR_ERR_MEM, "cannot allocate the list of %d long rows", pl->nlong);
   int32_t k         = 0;
   pl->long_start[0] = 0;
@@ -310,7 +310,7 @@ static ellr_status ellr_plan_outrows(const ellr_csr *a, ellr_plan *pl)
 {
   pl->nrows_out = ellr_csr_rows_out(a);
   if (!a->rows) return ELLR_OK;
-  pl->outrow = (int32_t *)malloc((size_t)(pl->nrows ? pl->nrows : 1) * sizeof(int32_t));
+  pl->outrow = (int32_t *)ellr_malloc((size_t)(pl->nrows ? pl->nrows : 1) * sizeof(int32_t));
   if (!pl->outrow) return ellr_error(ELLR_ERR_MEM, "cannot allocate the row map of %d rows", pl->nrows);
   for (int32_t i = 0; i < pl->nrows; i++) pl->outrow[i] = a->rows[pl->perm ? pl->perm[i] : i];
   return ELLR_OK;
@@ -335,8 +335,8 @@ ellr_status ellr_plan_create(const ellr_csr *a, const ellr_params *p, ellr_plan 
   pl->nslices = (int32_t)(((int64_t)n + pl->C - 1) / pl->C);
 
   const size_t nstoredrows = (size_t)pl->nslices * (size_t)pl->C;
-  len        = (int32_t *)malloc((size_t)(n ? n : 1) * sizeof(int32_t));
-  pl->rowlen = (int32_t *)calloc(nstoredrows ? nstoredrows : 1, sizeof(int32_t));
+  len        = (int32_t *)ellr_malloc((size_t)(n ? n : 1) * sizeof(int32_t));
+  pl->rowlen = (int32_t *)ellr_calloc(nstoredrows ? nstoredrows : 1, sizeof(int32_t));
   if (!len || !pl->rowlen) {
     st = ellr_error(ELLR_ERR_MEM, "cannot allocate the row lengths of %d rows", n);
     goto fail;
@@ -352,7 +352,7 @@ ellr_status ellr_plan_create(const ellr_csr *a, const ellr_params *p, ellr_plan 
   }
   if ((st = ellr_plan_long_rows(a, p, len, pl))) goto fail;
   if (p->sort_rows && n > 1) {
-    pl->perm = (int32_t *)malloc((size_t)n * sizeof(int32_t));
+    pl->perm = (int32_t *)ellr_malloc((size_t)n * sizeof(int32_t));
     if (!pl->perm) {
       st = ellr_error(ELLR_ERR_MEM, "cannot allocate the row permutation of %d rows", n);
       goto fail;
@@ -368,17 +368,17 @@ ellr_status ellr_plan_create(const ellr_csr *a, const ellr_params *p, ellr_plan 
   if (pl->sorted) {
     for (int32_t i = 0; i < n; i++) pl->rowlen[i] = len[pl->perm[i]];
   } else {
-    free(pl->perm);
+    ellr_free(pl->perm);
     pl->perm = NULL;
     memcpy(pl->rowlen, len, (size_t)n * sizeof(int32_t));
   }
   if ((st = ellr_plan_outrows(a, pl))) goto fail;
   if ((st = ellr_plan_geometry(pl, p, len, a->rowptr[n], maxlen))) goto fail;
-  free(len);
+  ellr_free(len);
   return ELLR_OK;
 
 fail:
-  free(len);
+  ellr_free(len);
   ellr_plan_destroy(pl);
   return st;
 }
@@ -398,10 +398,10 @@ ellr_status ellr_plan_retile(const ellr_plan *src, int threads_per_row, const el
   pl->ncols   = src->ncols;
   pl->C       = src->C;
   pl->nslices = src->nslices;
-  len         = (int32_t *)malloc((size_t)(n ? n : 1) * sizeof(int32_t));
-  pl->rowlen  = (int32_t *)malloc((nstoredrows ? nstoredrows : 1) * sizeof(int32_t));
-  pl->perm    = src->perm ? (int32_t *)malloc((size_t)n * sizeof(int32_t)) : NULL;
-  pl->outrow  = src->outrow ? (int32_t *)malloc((size_t)n * sizeof(int32_t)) : NULL;
+  len         = (int32_t *)ellr_malloc((size_t)(n ? n : 1) * sizeof(int32_t));
+  pl->rowlen  = (int32_t *)ellr_malloc((nstoredrows ? nstoredrows : 1) * sizeof(int32_t));
+  pl->perm    = src->perm ? (int32_t *)ellr_malloc((size_t)n * sizeof(int32_t)) : NULL;
+  pl->outrow  = src->outrow ? (int32_t *)ellr_malloc((size_t)n * sizeof(int32_t)) : NULL;
   pl->nrows_out = src->nrows_out;
   if (!len || !pl->rowlen || (src->perm && !pl->perm) || (src->outrow && !pl->outrow)) {
     st = ellr_error(ELLR_ERR_MEM, "cannot allocate the row order of %d rows", n);
@@ -417,9 +417,9 @@ ellr_status ellr_plan_retile(const ellr_plan *src, int threads_per_row, const el
   pl->stats.long_entries  = src->stats.long_entries;
   pl->stats.nonempty_rows = src->stats.nonempty_rows;
   if (src->nlong && src->long_rows) {
-    pl->long_rows  = (int32_t *)malloc((size_t)src->nlong * sizeof(int32_t));
-    pl->long_start = (int64_t *)malloc(((size_t)src->nlong + 1) * sizeof(int64_t));
-    pl->long_out   = src->long_out ? (int32_t *)malloc((size_t)src->nlong * sizeof(int32_t)) : NULL;
+    pl->long_rows  = (int32_t *)ellr_malloc((size_t)src->nlong * sizeof(int32_t));
+    pl->long_start = (int64_t *)ellr_malloc(((size_t)src->nlong + 1) * sizeof(int64_t));
+    pl->long_out   = src->long_out ? (int32_t *)ellr_malloc((size_t)src->nlong * sizeof(int32_t)) : NULL;
     if (!pl->long_rows || !pl->long_start || (src->long_out && !pl->long_out)) {
       st = ellr_error(ELLR_ERR_MEM, "cannot allocate the list of %d long rows", src->nlong);
       goto fail;
@@ -430,11 +430,11 @@ ellr_status ellr_plan_retile(const ellr_plan *src, int threads_per_row, const el
   }
   for (int32_t i = 0; i < n; i++) len[src->perm ? src->perm[i] : i] = src->rowlen[i];
   if ((st = ellr_plan_geometry(pl, &q, len, src->stats.nnz, src->stats.maxrowlen))) goto fail;
-  free(len);
+  ellr_free(len);
   return ELLR_OK;
 
 fail:
-  free(len);
+  ellr_free(len);
   ellr_plan_destroy(pl);
   return st;
 }

@@ -10,10 +10,10 @@
 
 void ellr_transpose_destroy(ellr_transpose *t)
 {
-  free(t->rowptr);
-  free(t->colidx);
-  free(t->val);
-  free(t->map);
+  ellr_free(t->rowptr);
+  ellr_free(t->colidx);
+  ellr_free(t->val);
+  ellr_free(t->map);
   memset(t, 0, sizeof(*t));
 }
 
@@ -25,10 +25,10 @@ ellr_status ellr_transpose_create(const ellr_csr *a, ellr_transpose *t)
   memset(t, 0, sizeof(*t));
   if (n < 0 || m < 0) return ellr_error(ELLR_ERR_ARG, "ellr_transpose_create: %d x %d matrix", (int)n, (int)m);
   if ((st = ellr_csr_check_rows(a))) return st;
-  t->rowptr = (int32_t *)calloc((size_t)m + 1, sizeof(int32_t));
-  t->colidx = (int32_t *)malloc((size_t)(nnz ? nnz : 1) * sizeof(int32_t));
-  t->val    = (double *)malloc((size_t)(nnz ? nnz : 1) * sizeof(double));
-  t->map    = (int32_t *)malloc((size_t)(nnz ? nnz : 1) * sizeof(int32_t));
+  t->rowptr = (int32_t *)ellr_calloc((size_t)m + 1, sizeof(int32_t));
+  t->colidx = (int32_t *)ellr_malloc((size_t)(nnz ? nnz : 1) * sizeof(int32_t));
+  t->val    = (double *)ellr_malloc((size_t)(nnz ? nnz : 1) * sizeof(double));
+  t->map    = (int32_t *)ellr_malloc((size_t)(nnz ? nnz : 1) * sizeof(int32_t));
   if (!t->rowptr || !t->colidx || !t->val || !t->map) {
     ellr_transpose_destroy(t);
     return ellr_error(ELLR_ERR_MEM, "cannot allocate the transpose of %lld entries", (long long)nnz);
@@ -43,7 +43,7 @@ ellr_status ellr_transpose_create(const ellr_csr *a, ellr_transpose *t)
   }
   for (int32_t c = 0; c < m; c++) t->rowptr[c + 1] += t->rowptr[c];
   /* rows of A in order: each row of the transpose gets its columns increasing */
-  int32_t *next = (int32_t *)malloc((size_t)(m ? m : 1) * sizeof(int32_t));
+  int32_t *next = (int32_t *)ellr_malloc((size_t)(m ? m : 1) * sizeof(int32_t));
   if (!next) {
     ellr_transpose_destroy(t);
     return ellr_error(ELLR_ERR_MEM, "cannot allocate the transpose's row counters");
@@ -57,7 +57,7 @@ ellr_status ellr_transpose_create(const ellr_csr *a, ellr_transpose *t)
       t->map[q]       = k;
     }
   }
-  free(next);
+  ellr_free(next);
   memset(&t->csr, 0, sizeof(t->csr)); /* no device copy, no compressed rows */
   t->csr.nrows       = m;
   t->csr.ncols       = ellr_csr_rows_out(a);
