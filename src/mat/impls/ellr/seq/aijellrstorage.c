@@ -498,6 +498,8 @@ PetscErrorCode MatSeqAIJELLRUpdate(Mat A)
       ellr_cuda_info info;
       ellr_cuda_get_info(e->dev, &info);
       family = info.family;
+      /* PETSc keeps no count of device memory: -info is where its size is logged (and -mat_view ::ascii_info) */
+      PetscCall(PetscInfo(A, "ELLPACK-R storage built on the GPU: it holds %.3f MB of device memory\n", info.device_bytes / 1e6));
     }
 #endif
     PetscCall(MatELLRRegisterCitations(e->settings.format, family));

@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# tests/gpu/hang_probe.sh N LIMIT CMD... - runs CMD N times; a run past LIMIT seconds gets its threads' stacks
+# (cuda-gdb with the running kernels, else gdb, else /proc) printed before it is killed.  For a solve that stopped making progress once in a table run.
+n=$1 lim=$2; shift 2
+for k in $(seq 1 "$n"); do
+  t0=$(date +%s%N)
+  "$@" > /tmp/hang_probe.out 2>&1 &
+  pid=$!
+  for s in $(seq 1 $((lim * 10))); do kill -0 $pid 2>/dev/null || break; sleep 0.1; done
+  if kill -0 $pid 2>/dev/null; then
+    echo "run $k: still running after $lim s; stacks:"
+    cg=$(command -v cuda-gdb || echo /usr/local/cuda/bin/cuda-gdb)
+    if [ -x "$cg" ]; then timeout 120 "$cg" -p $pid -batch -ex "info cuda kernels" -ex "thread apply all bt 25" 2>&1 | grep -vE "^\[New Thread|^warning" | head -150
+    elif command -v gdb >/dev/null; then gdb -p $pid -batch -ex "thread apply all bt 25" 2>&1 | grep -E "^#|^Thread" | head -120
+    else for t in /proc/$pid/task/*; do echo "task $t: $(cat $t/wchan 2>/dev/null) $(cat $t/stat | cut -d' ' -f3)"; done; cat /proc/$pid/stack 2>/dev/null; fi
+    nvidia-smi --query-gpu=utilization.gpu,memory.used --format=csv,noheader
+    kill -9 $pid; wait $pid 2>/dev/null
+    tail -${HANG_TAIL:-5} /tmp/hang_probe.out
+  else
+    wait $pid; rc=$?
+    echo "run $k: rc $rc, $(( ($(date +%s%N) - t0) / 1000000 )) ms: $(grep -m1 -E 'converged|diverged|ERROR' /tmp/hang_probe.out)"
+  fi
+done
