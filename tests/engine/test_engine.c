@@ -642,8 +642,12 @@ int main(void)
     ps.threads_per_row = 1;
     ps.slice_height    = 32;
     ps.sort_rows       = 1;
-    check_alloc_failures("long rows, per slice", &sh[ns - 2].a, &pd);
-    check_alloc_failures("power-law, sorted", &sh[10].a, &ps);
+    int swept = 0;
+    for (int s = 0; s < ns; s++) {
+      if (!strcmp(sh[s].name, "long rows 1500x1500")) check_alloc_failures("long rows, per slice", &sh[s].a, &pd), swept++;
+      if (!strcmp(sh[s].name, "power-law 400x400")) check_alloc_failures("power-law, sorted", &sh[s].a, &ps), swept++;
+    }
+    CHECK(swept == 2, "the allocation-failure sweep found %d of its 2 shapes", swept);
   }
   printf("configurations: %d (shapes %d x T {auto,1..32,per slice} x C {0,1,7,32} x sort {off,all,window 5,window 64,window auto}; the large shape automatic T only)\n", nconfigs, ns);
   printf("automatic sort window: rows kept in order %d times, a window %d, all rows %d\n", g_auto_order[0], g_auto_order[1], g_auto_order[2]);

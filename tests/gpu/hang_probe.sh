@@ -1,7 +1,11 @@
 #!/usr/bin/env bash
 # tests/gpu/hang_probe.sh N LIMIT CMD... - runs CMD N times; a run past LIMIT seconds gets its threads' stacks
-# (cuda-gdb with the running kernels, else gdb, else /proc) printed before it is killed.  For a solve that stopped making progress once in a table run.
+# (cuda-gdb with the running kernels, else gdb, else /proc) printed before it is killed.  For a solve that stops
+# making progress now and then.
 n=$1 lim=$2; shift 2
+# PETSc's signal handler turns the debugger's attach into an error exit (PETSC_ERR_SIG, exit status 59) before a stack
+# is printed: PETSc programs run without it here
+export PETSC_OPTIONS="${PETSC_OPTIONS:-} -no_signal_handler"
 for k in $(seq 1 "$n"); do
   t0=$(date +%s%N)
   "$@" > /tmp/hang_probe.out 2>&1 &
