@@ -138,8 +138,9 @@ $(BUILD)/tests/engine/%: tests/engine/%.c $(ENGINE_C) $(ENGINE_TEST_SRC) $(wildc
 	cc -std=gnu11 -O2 -g -Wall -Wextra -I$(ENGINE_DIR) -Itests/engine/common $< $(ENGINE_C) $(ENGINE_TEST_SRC) -o $@ -lm
 
 # GPU programs (built here, run on the GPU machine): the engine's GPU test, the spmv benchmark and the first-matrix
-# set-up probe (rebuilt when an engine header changes too: the kernels live in .cuh files).
-GPU_PROGS := $(BUILD)/tests/engine/test_engine_cuda $(BUILD)/tests/spmv/spmv $(BUILD)/tests/spmm/spmm $(BUILD)/tests/gpu/cold_start
+# set-up probe (rebuilt when an engine header changes too: the kernels live in .cuh files), and tests/gpu/ptap_loop
+# (GAMG's first P^T A P repeated in one process, for the stop described in README's Troubleshooting).
+GPU_PROGS := $(BUILD)/tests/engine/test_engine_cuda $(BUILD)/tests/spmv/spmv $(BUILD)/tests/spmm/spmm $(BUILD)/tests/gpu/cold_start $(BUILD)/tests/gpu/ptap_loop
 spmv: $(GPU_PROGS)
 $(BUILD)/tests/engine/test_engine_cuda: tests/engine/test_engine_cuda.cu $(ENGINE_C) $(wildcard $(ENGINE_DIR)/*.cu $(ENGINE_DIR)/*.cuh $(ENGINE_DIR)/*.h tests/engine/common/*.h) $(ENGINE_TEST_SRC)
 	@mkdir -p $(dir $@)

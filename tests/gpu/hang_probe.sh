@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # tests/gpu/hang_probe.sh N LIMIT CMD... - runs CMD N times; a run past LIMIT seconds gets its threads' stacks
 # (cuda-gdb with the running kernels, else gdb, else /proc) printed before it is killed.  For a solve that stops
-# making progress now and then.
+# making progress now and then.  HANG_STOP=1: stop at the first such run.
 n=$1 lim=$2; shift 2
 # PETSc's signal handler turns the debugger's attach into an error exit (PETSC_ERR_SIG, exit status 59) before a stack
 # is printed: PETSc programs run without it here
@@ -14,12 +14,13 @@ for k in $(seq 1 "$n"); do
   if kill -0 $pid 2>/dev/null; then
     echo "run $k: still running after $lim s; stacks:"
     cg=$(command -v cuda-gdb || echo /usr/local/cuda/bin/cuda-gdb)
-    if [ -x "$cg" ]; then timeout 120 "$cg" -p $pid -batch -ex "info cuda kernels" -ex "thread apply all bt 25" 2>&1 | grep -vE "^\[New Thread|^warning" | head -150
+    if [ -x "$cg" ]; then timeout 120 "$cg" -p $pid -batch -ex "info cuda kernels" -ex "info cuda blocks" -ex "thread 1" -ex "bt 40" 2>&1 | grep -vE "^\[New (Thread|LWP)|^warning" | head -120
     elif command -v gdb >/dev/null; then gdb -p $pid -batch -ex "thread apply all bt 25" 2>&1 | grep -E "^#|^Thread" | head -120
     else for t in /proc/$pid/task/*; do echo "task $t: $(cat $t/wchan 2>/dev/null) $(cat $t/stat | cut -d' ' -f3)"; done; cat /proc/$pid/stack 2>/dev/null; fi
     nvidia-smi --query-gpu=utilization.gpu,memory.used --format=csv,noheader
     kill -9 $pid; wait $pid 2>/dev/null
     tail -${HANG_TAIL:-5} /tmp/hang_probe.out
+    [ "${HANG_STOP:-0}" = 1 ] && break
   else
     wait $pid; rc=$?
     echo "run $k: rc $rc, $(( ($(date +%s%N) - t0) / 1000000 )) ms: $(grep -m1 -E 'converged|diverged|ERROR' /tmp/hang_probe.out)"
