@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# tests/gpu/hang_probe.sh N LIMIT CMD... - runs CMD N times; a run past LIMIT seconds gets its threads' stacks
-# (cuda-gdb with the running kernels, else gdb, else /proc) printed before it is killed.  For a solve that stops
-# making progress now and then.  HANG_STOP=1: stop at the first such run.
+# tests/gpu/hang_probe.sh N LIMIT CMD... - runs CMD N times; a run past LIMIT seconds gets printed before it is killed:
+# with cuda-gdb the kernels running on the GPU, their blocks still running and the main thread's stack (else gdb's or
+# /proc's view of every thread).  For a solve that stops making progress now and then (README, Troubleshooting).
+# HANG_STOP=1: stop at the first such run; HANG_TAIL: how many of its last output lines to show (5).
 n=$1 lim=$2; shift 2
 # PETSc's signal handler turns the debugger's attach into an error exit (PETSC_ERR_SIG, exit status 59) before a stack
 # is printed: PETSc programs run without it here
