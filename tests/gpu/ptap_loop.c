@@ -1,8 +1,11 @@
 static const char help[] = "Repeats GAMG's first Galerkin product C = P^T A P in one process.\n\
   A: the 27-point Poisson matrix on an n^3 grid (-n, default 100) of -mat_type; P: GAMG's finest interpolation,\n\
   made once by PCSetUp().  -loops N products (default 100), each from scratch (symbolic and numeric phase), a line\n\
-  every -report products.  For a product that stops making progress now and then: run it under\n\
-  tests/gpu/hang_probe.sh, which prints the kernel that runs when it stops.\n\n";
+  every -report products.  As in tutorials/ex1.c, one product y = A x comes before the set-up (-mult_first).\n\
+  -warmup m: before GAMG's set-up, C = W W and P^T A P with P = A = W, W the same matrix on an m^3 grid (m > 0), so\n\
+  that the GPU code of the sparse products is loaded before GAMG's first one.  For a set-up that stops making\n\
+  progress now and then (-loops 0: the set-up only): run it under tests/gpu/hang_probe.sh, which prints the\n\
+  kernel that runs when it stops.\n\n";
 
 #include <petscksp.h>
 #include <petscellr.h>
@@ -42,7 +45,8 @@ int main(int argc, char **argv)
   Mat         A, P, C;
   KSP         ksp;
   PC          pc;
-  PetscInt    n = 100, loops = 100, report = 10, levels, pcols;
+  PetscInt    n = 100, loops = 100, report = 10, warmup = 0, levels, pcols;
+  PetscBool   mult_first = PETSC_TRUE;
   PetscLogDouble t0, t1;
   MatType     atype, ptype;
 
@@ -53,9 +57,30 @@ int main(int argc, char **argv)
   PetscCall(PetscOptionsInt("-n", "grid points per direction", "ptap_loop.c", n, &n, NULL));
   PetscCall(PetscOptionsInt("-loops", "products", "ptap_loop.c", loops, &loops, NULL));
   PetscCall(PetscOptionsInt("-report", "a line every this many products", "ptap_loop.c", report, &report, NULL));
+  PetscCall(PetscOptionsInt("-warmup", "grid of the small products before the set-up (0: none)", "ptap_loop.c", warmup, &warmup, NULL));
+  PetscCall(PetscOptionsBool("-mult_first", "one product y = A x before the set-up", "ptap_loop.c", mult_first, &mult_first, NULL));
   PetscOptionsEnd();
+  PetscCheck(report > 0, PETSC_COMM_WORLD, PETSC_ERR_ARG_OUTOFRANGE, "-report %" PetscInt_FMT " must be positive", report);
   PetscCall(MatCreate(PETSC_COMM_WORLD, &A));
   PetscCall(Poisson27(n, A));
+  if (mult_first) {
+    Vec x, y;
+    PetscCall(MatCreateVecs(A, &x, &y));
+    PetscCall(VecSet(x, 1.0));
+    PetscCall(MatMult(A, x, y));
+    PetscCall(VecDestroy(&x));
+    PetscCall(VecDestroy(&y));
+  }
+  if (warmup > 0) {
+    Mat W, WW, WtWW;
+    PetscCall(MatCreate(PETSC_COMM_WORLD, &W));
+    PetscCall(Poisson27(warmup, W));
+    PetscCall(MatMatMult(W, W, MAT_INITIAL_MATRIX, PETSC_DETERMINE, &WW));
+    PetscCall(MatPtAP(W, W, MAT_INITIAL_MATRIX, PETSC_DETERMINE, &WtWW));
+    PetscCall(MatDestroy(&WtWW));
+    PetscCall(MatDestroy(&WW));
+    PetscCall(MatDestroy(&W));
+  }
 
   PetscCall(KSPCreate(PETSC_COMM_WORLD, &ksp));
   PetscCall(KSPSetOperators(ksp, A, A));
