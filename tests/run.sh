@@ -679,6 +679,18 @@ t_fn malloc_dump_ex1_pellr_np2 no_leaks $MPIEXEC -n 2 "$EX1" -n 8 -mat_type pell
 t_fn malloc_dump_diff_aij no_leaks "$DIFF" -fail_exit 0 -cases band,empty_rows,rect_wide,power_law -optsets 0,5,8,10 $ENGINE
 t_fn malloc_dump_fail_inject no_leaks $MPIEXEC -n 2 "$BUILD/tests/fail_inject" -type ellrt $ENGINE
 t_fn malloc_dump_refresh_pinning no_leaks "$BUILD/tests/refresh_pinning" "${RP_N[@]}" $ENGINE
+# GAMG's set-up with the types (its prolongator takes the operator's type) and repeated P^T A P, as the GPU
+# diagnostic tests/gpu/ptap_loop runs them: the types kept, every product done, nothing leaked
+ptap_loop_runs() { # TYPE
+  local out=$SCRATCH/ptap.$$.$RANDOM
+  run "$out" "$BUILD/tests/gpu/ptap_loop" -n 10 -loops 3 -report 3 -warmup 3 -mat_type "$1" -malloc_debug -malloc_dump $ENGINE || { echo "exit status $?"; tail -20 "$out"; return 1; }
+  # P: the operator's type on the AIJ base; on the aijcusparse base GAMG's smoothed P is the product's aijcusparse matrix
+  grep -qE "^A seqaij$1 1000 rows, P seqaij($1|cusparse) with [0-9]+ columns" "$out" || { echo "A is not a $1 matrix, or P neither $1 nor aijcusparse"; cat "$out"; return 1; }
+  grep -q "^3 products" "$out" || { echo "the 3 products did not run"; cat "$out"; return 1; }
+  if grep -qE "^\[ *[0-9]+\] *[0-9]+ bytes" "$out"; then echo "-malloc_dump reports leaks"; grep -E "bytes" "$out" | head; return 1; fi
+}
+t_fn ptap_loop_gamg_ellrt ptap_loop_runs ellrt
+t_fn ptap_loop_gamg_pellr ptap_loop_runs pellr
 t_fn malloc_dump_diff_aij_np2 no_leaks $MPIEXEC -n 2 "$DIFF" -fail_exit 0 -cases zero_rows_rank,rect_tall -optsets 0,7 -group all $ENGINE
 # the storage's host memory goes through PetscMalloc: PETSc's accounting counts it (a storage from malloc fails this)
 t_fn memory_accounting_ellrt ok_lines 1 "$BUILD/tests/memory_accounting" -malloc_debug -malloc_dump -mat_ellr_backend cpu
