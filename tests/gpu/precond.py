@@ -4,8 +4,7 @@
   precond.py OUTDIR
 
 Logs: pc_PROBLEM_PC_TYPE_rK.log (timing run K, with its -log_view CSV pc_..._rK.csv), pc_PROBLEM_PC_TYPE_gpu.log (the
-profile run, -log_view_gpu_time) and pc_PROBLEM_jacobi_TYPE.info (-mat_view of ours); a log without the _rK/_gpu
-suffix (one run with -log_view_gpu_time, as the script wrote before) stands for both.
+profile run, -log_view_gpu_time) and pc_PROBLEM_jacobi_TYPE.info (-mat_view of ours).
 
 One row per problem, preconditioner and type, from the timing runs (no -log_view_gpu_time): whole-program wall (s),
 MatAssemblyEnd, PCSetUp (with PCSetUpOnBlocks: bjacobi factors its blocks there, outside PCSetUp and KSPSolve) and
@@ -90,10 +89,7 @@ def parse(path):
     text = open(path, errors="replace").read()
     r = {}
     m = re.search(r"WALL (\d+) ms rc (\d+)", text)
-    r["wall"], r["rc"] = (float(m.group(1)) / 1e3, int(m.group(2))) if m else (None, 0)
-    if r["wall"] is None:  # PETSc's own: PetscInitialize() to PetscFinalize(), the process's start left out
-        t = re.search(r"^Time \(sec\):\s+([0-9.eE+-]+)", text, re.M)
-        r["wall"] = float(t.group(1)) if t else 0.0
+    r["wall"], r["rc"] = (float(m.group(1)) / 1e3, int(m.group(2))) if m else (0.0, 0)
     # the first line of the message that says what went wrong (PETSc's "See https://..." pointers left out; with two
     # ranks their messages may interleave within a line)
     err = re.search(r"PETSC ERROR: (?!-+ Error Message)(?!WARNING)(?!See )(?!\[\d+\]PETSC ERROR)(.+)", text)
@@ -105,13 +101,7 @@ def parse(path):
     r["its"] = int(conv.group(3))
     csv = csv_times(path[:-4] + ".csv") or {}
     for k, evs in (("asm", ("MatAssemblyEnd",)), ("pcsetup", ("PCSetUp", "PCSetUpOnBlocks")), ("solve", ("KSPSolve",))):
-        r[k] = 0.0
-        for ev in evs:
-            if ev in csv:
-                r[k] += csv[ev][1]
-            else:  # no CSV (the single runs of before): the table's time, printed there with -log_view_gpu_time
-                e = event(text, ev)
-                r[k] += e["time"] if e and e["time"] is not None else 0.0
+        r[k] = sum(csv[ev][1] for ev in evs if ev in csv)
     e = event(text, "KSPSolve")
     r["copies"] = int(e["c2g"] + e["g2c"]) if e else None
     return r
@@ -143,7 +133,7 @@ def memory(out, p, t):
     return (float(dev.group(1)) if dev else None), (float(csr.group(2)) if csr else None)
 
 
-def header(out, paths, reps, legacy):
+def header(out, paths, reps):
     """The table's comment lines: machine, software and date first, then how the times were taken."""
     dev = ""
     if os.path.exists(os.path.join(out, "device.txt")):
@@ -169,10 +159,6 @@ def header(out, paths, reps, legacy):
     sw = f"PETSc {ver}" + (f" + CUDA {cuda}" if cuda else "") + opt + ", " if ver else ""
     per = "one run per row" if reps == 1 else f"{reps} runs per row"
     print(f"<!-- tests/gpu/precond.sh; {dev}{sw}{date}; {per} -->")
-    if legacy:
-        print("<!-- times: one run per type with -log_view -log_view_gpu_time (every event timed with the GPU "
-              "synchronized) -->")
-        return
     runs = "one run" if reps == 1 else f"medians of {reps} runs"
     print(f"<!-- times: {runs} per type without -log_view_gpu_time, the types interleaved in each repetition (event "
           "times: CPU clock from -log_view's CSV, max over ranks; PCSetUp includes PCSetUpOnBlocks); ratios: of the "
@@ -197,9 +183,9 @@ def ratio(r, ref, key):
 
 def main():
     out = sys.argv[1]
-    timing, profile, paths, legacy = {}, {}, [], False
+    timing, profile, paths = {}, {}, []
     for path in sorted(glob.glob(os.path.join(out, "pc_*.log"))):
-        m = re.match(r"pc_(.+)_([a-z]+)_(" + "|".join(TYPES) + r")(?:_(r\d+|gpu))?\.log$", os.path.basename(path))
+        m = re.match(r"pc_(.+)_([a-z]+)_(" + "|".join(TYPES) + r")_(r\d+|gpu)\.log$", os.path.basename(path))
         if not m:
             continue
         key, run = (m.group(1), m.group(2), m.group(3)), m.group(4)
@@ -207,14 +193,12 @@ def main():
         if run == "gpu":
             profile[key] = parse_profile(path)
             continue
-        timing.setdefault(key, {})[int(run[1:]) if run else 1] = parse(path)
-        if not run:
-            profile[key], legacy = parse_profile(path), True
+        timing.setdefault(key, {})[int(run[1:])] = parse(path)
     keys = []
     for (p, pc, t) in sorted(timing):
         if (p, pc) not in keys:
             keys.append((p, pc))
-    header(out, paths, max((len(v) for v in timing.values()), default=0), legacy)
+    header(out, paths, max((len(v) for v in timing.values()), default=0))
     print("| problem | PC | type | wall s | MatAssemblyEnd s | PCSetUp s | KSPSolve s | PCSetUp+KSPSolve / aijcusparse | wall / aijcusparse | its | copies in KSPSolve | matrix MB on GPU | MatMult ms/call (GPU) | set-up ms: ours / aijcusparse's copy |")
     print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     for p, pc in keys:
