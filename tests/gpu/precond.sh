@@ -9,6 +9,7 @@
 #   tests/gpu/precond.sh OUT "ex45_128 ex1_27pt_100"    the problems can be split across calls, each call with
 #   tests/gpu/precond.sh OUT2 "ex45_160"                a table of its own (about 7 and 6 minutes)
 #   REPEATS=5 tests/gpu/precond.sh OUT ...              timing runs per type (default 3)
+#   PRECOND_PCS="gamg" tests/gpu/precond.sh OUT ...     only these preconditioners
 # tests/gpu/precond.py DIR makes one table of the logs of several calls copied into one DIR.
 #
 # Each run is one process as a user runs it. Per problem and preconditioner: REPEATS timing runs per type with
@@ -28,7 +29,7 @@ cd "$(dirname "$0")/../.."
 B=$PWD/build/cuda
 export PETSC_OPTIONS="-use_gpu_aware_mpi 0 -dll_append $B/lib/libpetscellr.so"
 TYPES="aijcusparse sellcuda ellrt pellr"
-PCS="jacobi ilu icc gamg bjacobi"
+PCS=${PRECOND_PCS:-jacobi ilu icc gamg bjacobi}   # PRECOND_PCS: a subset
 mkdir -p "$OUT"
 # for the table's header line (tests/gpu/precond.py): the device (tests/gpu/run.sh writes it too), the CUDA toolkit
 [ -s "$OUT/device.txt" ] || nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader > "$OUT/device.txt" 2>/dev/null
