@@ -347,6 +347,15 @@ t_grep help_order_np2 "-a_mat_type:? <now && -a_mat_ellr_backend:? <now" -- $MPI
 # README, doc/, headers, sources, scripts and test names speak of the product, not of how the work was organised
 # (tests/internal_words.sh holds the words; real uses go in its allow-list)
 t_fn internal_words bash "$ROOT/tests/internal_words.sh" "$ROOT"
+# the preconditioner table of doc/precond-h100.md is made by tests/gpu/precond.py from the GPU machine's logs: real
+# logs of one H100 call (ex1 27-point 100^3, bjacobi+ILU on 2 ranks, 3 runs per type; cut to the lines precond.py
+# reads) must give the table that call printed, byte for byte
+same_precond_table() {
+  local fx=$ROOT/tests/gpu/fixtures/precond out=$SCRATCH/precond.$$.md
+  python3 "$ROOT/tests/gpu/precond.py" "$fx" >"$out" || { echo "precond.py failed"; return 1; }
+  diff -u "$fx/expected.md" "$out" || { echo "precond.py's table differs from the one made on the GPU machine"; return 1; }
+}
+t_fn precond_table same_precond_table
 # -citations prints the papers of the methods the storage uses (PetscCitationsRegister): ELLR-T for ellrt's sliced
 # layout; PELLR and pJDS for pellr's sorted slices
 t_grep citations_ellrt "vazquez2012ellrt && Parallel Computing" -- "$EX1" -n 8 -mat_type ellrt $ENGINE -citations
