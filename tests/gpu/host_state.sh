@@ -4,8 +4,10 @@
 # pauses, under numactl (where present) and taskset.  One line per process: SFSetGraph (DMSetUp, before the matrix
 # type is read), DMCreateMat (DMDA's preallocation, zero fill and assembly) and ex45's MatSetValuesStencil loop.
 # Read with the preconditioner table (tests/gpu/precond.sh): its whole-program walls carry this spread.
-B=$PWD/build/cuda D=${1:?usage: tests/gpu/host_state.sh OUTDIR}
-mkdir -p "$D"
+D=${1:?usage: tests/gpu/host_state.sh OUTDIR}
+mkdir -p "$D" && D=$(cd "$D" && pwd)
+cd "$(dirname "$0")/../.."
+B=$PWD/build/cuda
 export PETSC_OPTIONS="-use_gpu_aware_mpi 0 -dll_append $B/lib/libpetscellr.so"
 lscpu | grep -iE "numa|model name|^CPU\(s\)|socket"
 command -v numactl > /dev/null && numactl -H | head -2

@@ -3,9 +3,10 @@ static const char help[] = "Repeats GAMG's first Galerkin product C = P^T A P in
   made once by PCSetUp().  -loops N products (default 100), each from scratch (symbolic and numeric phase), a line\n\
   every -report products.  As in tutorials/ex1.c, one product y = A x comes before the set-up (-mult_first).\n\
   -warmup m: before GAMG's set-up, C = W W and P^T A P with P = A = W, W the same matrix on an m^3 grid (m > 0), so\n\
-  that the GPU code of the sparse products is loaded before GAMG's first one.  For a set-up that stops making\n\
-  progress now and then (-loops 0: the set-up only): run it under tests/gpu/hang_probe.sh, which prints the\n\
-  kernel that runs when it stops.\n\n";
+  that the GPU code of the sparse products is loaded before GAMG's first one.  -loops 0: the set-up only.  Made to\n\
+  reproduce GAMG set-ups that stop now and then inside cuSPARSE's SpGEMM (README, Troubleshooting); on an H100 it\n\
+  never stopped (400 products in each of two processes; 206 set-up-only runs, with and without -warmup), where\n\
+  tutorials/ex1 with -pc_type gamg does: run that one under tests/gpu/hang_probe.sh to see the stop.\n\n";
 
 #include <petscksp.h>
 #include <petscellr.h>
