@@ -140,7 +140,8 @@ $(BUILD)/tests/engine/%: tests/engine/%.c $(ENGINE_C) $(ENGINE_TEST_SRC) $(wildc
 # GPU programs (built here, run on the GPU machine): the engine's GPU test, the spmv benchmark and the first-matrix
 # set-up probe (rebuilt when an engine header changes too: the kernels live in .cuh files).  tests/gpu/ptap_loop (GAMG's
 # first P^T A P repeated in one process, for the stop described in README's Troubleshooting) is built with the tests.
-GPU_PROGS := $(BUILD)/tests/engine/test_engine_cuda $(BUILD)/tests/spmv/spmv $(BUILD)/tests/spmm/spmm $(BUILD)/tests/gpu/cold_start
+GPU_PROGS := $(BUILD)/tests/engine/test_engine_cuda $(BUILD)/tests/spmv/spmv $(BUILD)/tests/spmm/spmm $(BUILD)/tests/gpu/cold_start \
+             $(BUILD)/tests/gpu/loading_mode
 spmv: $(GPU_PROGS)
 $(BUILD)/tests/engine/test_engine_cuda: tests/engine/test_engine_cuda.cu $(ENGINE_C) $(wildcard $(ENGINE_DIR)/*.cu $(ENGINE_DIR)/*.cuh $(ENGINE_DIR)/*.h tests/engine/common/*.h) $(ENGINE_TEST_SRC)
 	@mkdir -p $(dir $@)
@@ -156,6 +157,11 @@ $(BUILD)/tests/spmm/spmm: tests/spmm/spmm.cu tests/spmv/bench_median.h $(ENGINE_
 $(BUILD)/tests/gpu/cold_start: tests/gpu/cold_start.cu $(ENGINE_C) $(wildcard $(ENGINE_DIR)/*.cu $(ENGINE_DIR)/*.cuh $(ENGINE_DIR)/*.h tests/engine/common/*.h) $(ENGINE_TEST_SRC)
 	@mkdir -p $(dir $@)
 	$(NVCC) $(NVCCFLAGS) -I$(ENGINE_DIR) -Itests/engine/common $< $(ENGINE_C) $(wildcard $(ENGINE_DIR)/*.cu) $(ENGINE_TEST_SRC) -o $@
+
+# when CUDA reads CUDA_MODULE_LOADING (README, Troubleshooting); cudaGetDriverEntryPoint is deprecated in CUDA 13
+$(BUILD)/tests/gpu/loading_mode: tests/gpu/loading_mode.cu
+	@mkdir -p $(dir $@)
+	$(NVCC) $(NVCCFLAGS) -Wno-deprecated-declarations $< -o $@
 
 info:
 	@echo "PETSC_DIR=$(PETSC_DIR) PETSC_ARCH=$(PETSC_ARCH) petscconf=$(PETSCCONF) PETSc has CUDA=$(PETSC_HAS_CUDA)"
