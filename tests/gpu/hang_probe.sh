@@ -22,7 +22,7 @@ for k in $(seq 1 "$n"); do
     elif [ -x "$cg" ]; then timeout 120 "$cg" -p $pid -batch -ex "info cuda kernels" -ex "info cuda blocks" -ex "thread 1" -ex "bt 40" 2>&1 | grep -vE "^\[New (Thread|LWP)|^warning" | head -120
     elif command -v gdb >/dev/null; then gdb -p $pid -batch -ex "thread apply all bt 25" 2>&1 | grep -E "^#|^Thread" | head -120
     else for t in /proc/$pid/task/*; do echo "task $t: $(cat $t/wchan 2>/dev/null) $(cat $t/stat | cut -d' ' -f3)"; done; cat /proc/$pid/stack 2>/dev/null; fi
-    nvidia-smi --query-gpu=utilization.gpu,memory.used --format=csv,noheader
+    [ "${HANG_STACKS:-1}" = 0 ] || nvidia-smi --query-gpu=utilization.gpu,memory.used --format=csv,noheader
     kill -9 $pid; wait $pid 2>/dev/null
     tail -${HANG_TAIL:-5} "$out"
     [ "${HANG_STOP:-0}" = 1 ] && break
