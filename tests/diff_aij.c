@@ -34,6 +34,7 @@ Options:\n\
 */
 #include <petscmat.h>
 #include <petscellr.h>
+#include <petsc/private/petscimpl.h> /* PetscObjectStateGet/Set: a state collision forced in the lifecycle group */
 
 typedef enum { K_INODE, K_BAND, K_EMPTY_ROWS, K_ONE, K_ZERO_ROWS_RANK, K_RECT_WIDE, K_RECT_TALL, K_DENSE_ROW, K_ZERO, K_POWER_LAW } Kind;
 
@@ -726,6 +727,26 @@ static PetscErrorCode RunLifecycle(Ctx *ctx, const Case *cs, const CSR *a, MatTy
   PetscCall(CheckType(ctx, D, "MatHeaderReplace(AIJ, ELLR)", fullname));
   PetscCall(CheckProducts(ctx, D, B, "MatHeaderReplace(AIJ, ELLR)", need));
   PetscCall(MatDestroy(&D));
+  /* MatHeaderReplace by a matrix of the type changed since its last product, the state stamps colliding: D's state
+     after the replace (its own plus one) is the one E's storage was made at, so only the replace itself can tell
+     that the storage's values are not E's */
+  {
+    Vec              x, y;
+    PetscObjectState sE;
+    PetscCall(MatDuplicate(A, MAT_COPY_VALUES, &D));
+    PetscCall(MatDuplicate(A, MAT_COPY_VALUES, &E));
+    PetscCall(MatCreateVecs(E, &x, &y));
+    PetscCall(VecSet(x, 1.0));
+    PetscCall(MatMult(E, x, y)); /* E's storage made at E's state sE */
+    PetscCall(PetscObjectStateGet((PetscObject)E, &sE));
+    PetscCall(MatScale(E, 1.5));
+    PetscCall(PetscObjectStateSet((PetscObject)D, sE - 1));
+    PetscCall(MatHeaderReplace(D, &E));
+    PetscCall(CheckProducts(ctx, D, B, "MatHeaderReplace(ELLR, ELLR changed since its last product)", need));
+    PetscCall(VecDestroy(&x));
+    PetscCall(VecDestroy(&y));
+    PetscCall(MatDestroy(&D));
+  }
   /* to another type in place (MatConvert_Basic: MatHeaderReplace) */
   PetscCall(MatDuplicate(A, MAT_COPY_VALUES, &D));
   PetscCall(MatScale(D, 1.5));

@@ -31,8 +31,10 @@ PetscErrorCode MatSeqAIJELLRCaptureAIJOps(Mat B)
   PetscFunctionReturn(0);
 }
 
-/* A header merge (MatAXPY with another pattern, MatTranspose in place) gives A the data of a matrix made
-   without A's options prefix: A's own settings are read again, once. */
+/* A header merge (MatAXPY with another pattern, MatTranspose in place, MatHeaderReplace) gives A the data of a
+   matrix made without A's options prefix: A's own settings are read again, once.  The storage's state stamps are the
+   other matrix's, while A's state is its own old one plus one: they can be equal with the other matrix changed
+   since its last product, so the values are refilled before the next one whatever the stamps say. */
 PetscErrorCode MatSeqAIJELLRAdopt(Mat A, Mat_SeqAIJELLR *e)
 {
   MatELLRSettings s;
@@ -40,6 +42,10 @@ PetscErrorCode MatSeqAIJELLRAdopt(Mat A, Mat_SeqAIJELLR *e)
   PetscFunctionBegin;
   if (e->owner == A) PetscFunctionReturn(0);
   e->owner = A;
+  e->state = -1;
+#if defined(PETSCELLR_HAVE_CUDA)
+  e->stateT = -1;
+#endif
   PetscCall(MatELLRSettingsDefault(e->typeformat, &s));
   PetscCall(MatELLRSettingsFromOptionsDatabase(A, &s));
   if (!MatELLRSettingsEqual(&e->settings, &s)) {
