@@ -629,6 +629,10 @@ t_err bad_block_size "-mat_ellr_block_size 33 is invalid" -- "$EX1" $BAD -mat_ty
 t_err bad_sort_window "-mat_ellr_sort_window -3 is invalid" -- "$EX1" $BAD -mat_type pellr -mat_ellr_sort_window -3
 t_err bad_long_rows "-mat_ellr_long_rows -2 is invalid: use a number of entries" -- "$EX1" $BAD -mat_type ellrt -mat_ellr_long_rows -2
 t_err bad_max_fill "-mat_ellr_max_fill -1\\.? is invalid" -- "$EX1" $BAD -mat_type ellrt -mat_ellr_max_fill -1
+# -mat_seqaij_type (seqaijperm, seqaijsell, ...) makes every SEQAIJ matrix a type with data of its own, which the types
+# cannot take: the error names the option
+t_err bad_seqaij_type "an option -mat_seqaij_type makes every SEQAIJ matrix such a type: leave it out" -- "$EX1" $BAD -mat_type ellrt -mat_seqaij_type seqaijperm
+t_err bad_seqaij_type_np2 "an option -mat_seqaij_type gives every block such a type: leave it out" -- $MPIEXEC -n 2 "$EX1" $BAD -mat_type pellr -mat_seqaij_type seqaijsell
 Q=1 t_err bad_backend_foo "Unknown option \"?foo\"? for -mat_ellr_backend" -- "$EX1" $BAD -mat_type ellrt -mat_ellr_backend foo
 # no GPU here: a clear error, whether the library has the CUDA backend compiled in or not
 [ "$BACKEND" = cpu ] && Q=1 t_err bad_backend_cuda "-mat_ellr_backend cuda: (this libpetscellr was built without CUDA|no CUDA device is visible)" -- "$EX1" $BAD -mat_type ellrt -mat_ellr_backend cuda

@@ -60,7 +60,7 @@ PetscErrorCode MatELLRSettingsFromOptions(Mat A, MatELLROptionItems PetscOptions
   PetscCall(PetscOptionsInt("-mat_ellr_block_size", "GPU threads per block, a multiple of 32 up to 1024; 0 = automatic", "MATELLR", bs, &bs, NULL));
   PetscCall(PetscOptionsInt("-mat_ellr_slice_height", "Rows per slice; 0 = one slice of all rows", "MATELLR", C, &C, NULL));
   PetscCall(PetscOptionsBool("-mat_ellr_sort", "Store rows sorted by decreasing length (PELLR)", "MATELLR", sort, &sort, NULL));
-  PetscCall(PetscOptionsInt("-mat_ellr_sort_window", "Sort rows only inside windows of this many rows; 0 = all rows; -1 = picked from the matrix (no sort where it would remove under 2% of the padding)", "MATELLR", window, &window, NULL));
+  PetscCall(PetscOptionsInt("-mat_ellr_sort_window", "Sort rows only inside windows of this many rows; 0 = all rows; -1 = picked from the matrix (no sort where it would store under 2% fewer entries)", "MATELLR", window, &window, NULL));
   PetscCall(PetscOptionsReal("-mat_ellr_max_fill", "Refuse storage of more than this many times CSR's bytes; 0 = no limit", "MATELLR", max_fill, &max_fill, NULL));
   PetscCall(PetscOptionsEnum("-mat_ellr_tune", "How the GPU kernel's parameters left at 0 are picked: model (row statistics; at most 3 timed products, on large blocks only), exhaustive (timed search) or none (the model, untimed)", "MATELLR", MatELLRTuneModes, tune, &tune, NULL));
   PetscCall(PetscOptionsEnum("-mat_ellr_kernel", "GPU kernel family: sliced (the ELLPACK-R layout), auto (chosen per matrix: sliced, or a CSR kernel where faster), csr_vector (adaptive CSR-vector) or ipcsr (IPCSR) on the CSR arrays", "MATELLR", MatELLRKernels, kernel, &kernel, NULL));
@@ -235,13 +235,13 @@ PetscErrorCode MatELLRCheckStatus(ellr_status st, const char *what)
   case ELLR_OK:
     break;
   case ELLR_ERR_FILL:
-    SETERRQ(PETSC_COMM_SELF, PETSC_ERR_SUP, "%s: %s. Use -mat_type pellr (rows sorted by length into slices of 32), or -mat_ellr_slice_height 32 -mat_ellr_sort, or raise -mat_ellr_max_fill", what, ellr_last_error());
+    SETERRQ(PETSC_COMM_SELF, PETSC_ERR_SUP, "%s: %s. Where the longest row is far above the mean: -mat_ellr_long_rows N, N a few times the mean (rows that long leave the slices and pad nothing); else -mat_type pellr (rows sorted by length into slices of 32), fewer -mat_ellr_threads_per_row, or a larger -mat_ellr_max_fill (0: no limit)", what, ellr_last_error());
   case ELLR_ERR_MEM:
-    SETERRQ(PETSC_COMM_SELF, PETSC_ERR_MEM, "%s: %s. Use more MPI processes or -mat_type pellr, whose storage is smaller", what, ellr_last_error());
+    SETERRQ(PETSC_COMM_SELF, PETSC_ERR_MEM, "%s: %s. Use more MPI processes (each holds a smaller block), or with -mat_type ellrt try -mat_type pellr, whose storage is smaller", what, ellr_last_error());
   case ELLR_ERR_SIZE:
     SETERRQ(PETSC_COMM_SELF, PETSC_ERR_SUP, "%s: %s. Use more MPI processes so that each block has fewer than 2^31 nonzeros", what, ellr_last_error());
   case ELLR_ERR_CUDA:
-    SETERRQ(PETSC_COMM_SELF, PETSC_ERR_GPU, "%s: %s. If the GPU is out of memory use more GPUs (MPI processes) or -mat_ellr_backend cpu", what, ellr_last_error());
+    SETERRQ(PETSC_COMM_SELF, PETSC_ERR_GPU, "%s: %s. If the GPU is out of memory use more GPUs (MPI processes) or -mat_ellr_backend aij (the base type's products, no second copy of the matrix)", what, ellr_last_error());
   default:
     SETERRQ(PETSC_COMM_SELF, PETSC_ERR_ARG_OUTOFRANGE, "%s: %s", what, ellr_last_error());
   }

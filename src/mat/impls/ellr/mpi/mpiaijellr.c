@@ -80,6 +80,7 @@ static PetscErrorCode MatMPIAIJELLROffDiagSettings(const MatELLRSettings *parent
   s->eng.index_bits      = parent->eng.index_bits;
   s->eng.long_row_min    = parent->eng.long_row_min;
   s->eng.long_join       = parent->eng.long_join;
+  s->eng.pin_host        = parent->eng.pin_host; /* -mat_ellr_pin_host false holds for both blocks */
   s->transpose           = parent->transpose;
   s->nonempty_rows       = PETSC_TRUE;
   s->eng.family          = ELLR_FAMILY_SLICED; /* a few entries per row: nothing for the CSR kernels to win */
@@ -98,7 +99,7 @@ static PetscErrorCode MatMPIAIJELLRSetUpBlock(Mat A, Mat blk, const MatELLRSetti
   if (MatSeqAIJELLRGetData(blk)) PetscCall(MatSeqAIJELLRSetSettings(blk, s));
   else {
     PetscCall(PetscObjectTypeCompareAny((PetscObject)blk, &aij, MATSEQAIJ, MATSEQAIJCUSPARSE, ""));
-    PetscCheck(aij, PETSC_COMM_SELF, PETSC_ERR_SUP, "A %s matrix got a block of type %s from PETSc; petsc-ellr takes blocks of type seqaij, seqaijcusparse, seqaijellrt or seqaijpellr: convert the matrix to MATMPIAIJ first", ((PetscObject)A)->type_name, ((PetscObject)blk)->type_name);
+    PetscCheck(aij, PETSC_COMM_SELF, PETSC_ERR_SUP, "A %s matrix got a block of type %s from PETSc; petsc-ellr takes blocks of type seqaij, seqaijcusparse, seqaijellrt or seqaijpellr: convert the matrix to MATMPIAIJ first (an option -mat_seqaij_type gives every block such a type: leave it out with the petsc-ellr types)", ((PetscObject)A)->type_name, ((PetscObject)blk)->type_name);
     PetscCall(MatConvert_SeqAIJ_SeqAIJELLR_Format(blk, s->format, s, MAT_INPLACE_MATRIX, &blk));
     /* a block PETSc made anew (MatDisAssemble_MPIAIJ) after the matrix was bound to the CPU stays bound */
     MatELLRSetBoundToCPU(blk, MatELLRBoundToCPUFlag(A));
@@ -235,7 +236,7 @@ static PetscErrorCode MatMPIAIJSetPreallocation_MPIAIJELLR(Mat A, PetscInt d_nz,
   Mat_MPIAIJELLR *m = MatMPIAIJELLRGetData(A);
 
   PetscFunctionBegin;
-  PetscCheck(m, PETSC_COMM_SELF, PETSC_ERR_ARG_WRONGSTATE, "This %s matrix holds another matrix's data after a header replacement: convert it to MATMPIAIJ and back", ((PetscObject)A)->type_name);
+  PetscCheck(m, PETSC_COMM_SELF, PETSC_ERR_ARG_WRONGSTATE, "This %s matrix holds another matrix's data after a header replacement and cannot be preallocated again: create a new matrix (MatCopy() the values into a new MATMPIAIJ one where they are needed)", ((PetscObject)A)->type_name);
   PetscCall((*m->baseprealloc)(A, d_nz, d_nnz, o_nz, o_nnz));
   PetscCall(MatMPIAIJELLRSetUpBlocks(A, m));
   PetscFunctionReturn(0);
@@ -247,7 +248,7 @@ static PetscErrorCode MatSetPreallocationCOO_MPIAIJELLR(Mat A, PetscCount n, Pet
   Mat_MPIAIJELLR *m = MatMPIAIJELLRGetData(A);
 
   PetscFunctionBegin;
-  PetscCheck(m, PETSC_COMM_SELF, PETSC_ERR_ARG_WRONGSTATE, "This %s matrix holds another matrix's data after a header replacement: convert it to MATMPIAIJ and back", ((PetscObject)A)->type_name);
+  PetscCheck(m, PETSC_COMM_SELF, PETSC_ERR_ARG_WRONGSTATE, "This %s matrix holds another matrix's data after a header replacement and cannot be preallocated again: create a new matrix (MatCopy() the values into a new MATMPIAIJ one where they are needed)", ((PetscObject)A)->type_name);
   if (m->cusparse) {
     /* under aijcusparse's name: PETSc makes the new blocks of the root type of the matrix's name, here seqaijcusparse,
        which become this type's blocks below */

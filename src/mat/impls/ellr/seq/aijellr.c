@@ -559,7 +559,7 @@ PetscErrorCode MatConvert_SeqAIJ_SeqAIJELLR_Format(Mat A, MatELLRFormat format, 
      vector operations run on the GPU as they do for aijcusparse */
   PetscCall(MatSeqAIJELLRToCUSPARSEBase(B, &s, &cusparse));
 #endif
-  PetscCheck(!B->spptr || cusparse, PETSC_COMM_SELF, PETSC_ERR_ARG_WRONG, "Cannot convert a matrix that already carries GPU or other extra data (type %s) to %s: convert it to MATSEQAIJ first", ((PetscObject)B)->type_name, MatELLRTypeName(format, PETSC_FALSE));
+  PetscCheck(!B->spptr || cusparse, PETSC_COMM_SELF, PETSC_ERR_ARG_WRONG, "Cannot convert a matrix that already carries GPU or other extra data (type %s) to %s: convert it to MATSEQAIJ first (an option -mat_seqaij_type makes every SEQAIJ matrix such a type: leave it out with the petsc-ellr types)", ((PetscObject)B)->type_name, MatELLRTypeName(format, PETSC_FALSE));
   PetscCall(MatELLRCheckBaseOps(B, B->ops, MatSeqAIJELLR_Ops, PETSC_STATIC_ARRAY_LENGTH(MatSeqAIJELLR_Ops))); /* before anything is allocated */
   PetscCall(PetscNew(&e));
   e->magic    = MAT_SEQAIJELLR_MAGIC;
