@@ -631,8 +631,8 @@ t_err bad_long_rows "-mat_ellr_long_rows -2 is invalid: use a number of entries"
 t_err bad_max_fill "-mat_ellr_max_fill -1\\.? is invalid" -- "$EX1" $BAD -mat_type ellrt -mat_ellr_max_fill -1
 # -mat_seqaij_type (seqaijperm, seqaijsell, ...) makes every SEQAIJ matrix a type with data of its own, which the types
 # cannot take: the error names the option
-t_err bad_seqaij_type "an option -mat_seqaij_type makes every SEQAIJ matrix such a type: leave it out" -- "$EX1" $BAD -mat_type ellrt -mat_seqaij_type seqaijperm
-t_err bad_seqaij_type_np2 "an option -mat_seqaij_type gives every block such a type: leave it out" -- $MPIEXEC -n 2 "$EX1" $BAD -mat_type pellr -mat_seqaij_type seqaijsell
+t_err bad_seqaij_type "-mat_seqaij_type seqaijperm makes every SEQAIJ matrix of type seqaijperm, .*: leave the option out" -- "$EX1" $BAD -mat_type ellrt -mat_seqaij_type seqaijperm
+t_err bad_seqaij_type_np2 "-mat_seqaij_type seqaijsell makes every SEQAIJ matrix \(the blocks of an MPIAIJ one too\) of type seqaijsell, .*: leave the option out" -- $MPIEXEC -n 2 "$EX1" $BAD -mat_type pellr -mat_seqaij_type seqaijsell
 Q=1 t_err bad_backend_foo "Unknown option \"?foo\"? for -mat_ellr_backend" -- "$EX1" $BAD -mat_type ellrt -mat_ellr_backend foo
 # no GPU here: a clear error, whether the library has the CUDA backend compiled in or not
 [ "$BACKEND" = cpu ] && Q=1 t_err bad_backend_cuda "-mat_ellr_backend cuda: (this libpetscellr was built without CUDA|no CUDA device is visible)" -- "$EX1" $BAD -mat_type ellrt -mat_ellr_backend cuda

@@ -86,6 +86,7 @@ PETSC_INTERN PetscErrorCode MatELLRSettingsFromOptions(Mat, MatELLROptionItems, 
 PETSC_INTERN PetscErrorCode MatELLRSettingsFromOptionsDatabase(Mat, MatELLRSettings *);
 PETSC_INTERN PetscBool      MatELLRSettingsEqual(const MatELLRSettings *, const MatELLRSettings *);
 PETSC_INTERN PetscErrorCode MatELLRCheckStatus(ellr_status, const char *what);
+PETSC_INTERN PetscErrorCode MatELLRCheckSeqAIJType(Mat, PetscBool blocks);
 PETSC_INTERN PetscErrorCode MatELLRRegisterCitations(MatELLRFormat, int family);
 PETSC_INTERN PetscErrorCode MatELLRResolveBackend(MatELLRBackend, MatELLRBackend *);
 /* The ops a type installs over its base class's (ellrops.c): one table per type. */

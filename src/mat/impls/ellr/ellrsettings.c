@@ -227,6 +227,24 @@ PetscErrorCode MatELLRCaptureBaseOps(Mat B, struct _MatOps *ops, PetscBool *capt
   PetscFunctionReturn(0);
 }
 
+/* -mat_seqaij_type T (seqaijperm, seqaijsell, ...) makes MatCreate_SeqAIJ() convert every new SEQAIJ matrix to T,
+   which carries data of its own that these types cannot take (with a CUDA PETSc, aijcusparse's blocks would be
+   converted from it too).  Refused before anything is made, with the option named.  blocks: the option as the
+   blocks of an MPI matrix read it (they have no prefix); else with A's prefix, as A itself reads it. */
+PetscErrorCode MatELLRCheckSeqAIJType(Mat A, PetscBool blocks)
+{
+  char       type[256];
+  const char *pre = blocks ? NULL : ((PetscObject)A)->prefix;
+  PetscBool  set, plain;
+
+  PetscFunctionBegin;
+  PetscCall(PetscOptionsGetString(((PetscObject)A)->options, pre, "-mat_seqaij_type", type, sizeof(type), &set));
+  if (!set) PetscFunctionReturn(0);
+  PetscCall(PetscStrcmp(type, MATSEQAIJ, &plain));
+  PetscCheck(plain, PetscObjectComm((PetscObject)A), PETSC_ERR_SUP, "-%smat_seqaij_type %s makes every SEQAIJ matrix%s of type %s, which carries data of its own that the petsc-ellr types cannot take: leave the option out with them", pre ? pre : "", type, blocks ? " (the blocks of an MPIAIJ one too)" : "", type);
+  PetscFunctionReturn(0);
+}
+
 /* Turns an engine failure into a PETSc error whose text says what to change. */
 PetscErrorCode MatELLRCheckStatus(ellr_status st, const char *what)
 {

@@ -549,6 +549,7 @@ static PetscErrorCode MatConvert_MPIAIJ_MPIAIJELLR_Format(Mat A, MatELLRFormat f
 PetscErrorCode MatCreate_MPIAIJELLRT(Mat A)
 {
   PetscFunctionBegin;
+  PetscCall(MatELLRCheckSeqAIJType(A, PETSC_TRUE));
   PetscCall(MatSetType(A, MATMPIAIJ));
   PetscCall(MatConvert_MPIAIJ_MPIAIJELLR_Format(A, MAT_ELLR_FORMAT_ELLRT, MAT_INPLACE_MATRIX, &A));
   PetscFunctionReturn(0);
@@ -557,6 +558,7 @@ PetscErrorCode MatCreate_MPIAIJELLRT(Mat A)
 PetscErrorCode MatCreate_MPIAIJPELLR(Mat A)
 {
   PetscFunctionBegin;
+  PetscCall(MatELLRCheckSeqAIJType(A, PETSC_TRUE));
   PetscCall(MatSetType(A, MATMPIAIJ));
   PetscCall(MatConvert_MPIAIJ_MPIAIJELLR_Format(A, MAT_ELLR_FORMAT_PELLR, MAT_INPLACE_MATRIX, &A));
   PetscFunctionReturn(0);

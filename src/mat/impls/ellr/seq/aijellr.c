@@ -616,6 +616,7 @@ PetscErrorCode MatConvert_SeqAIJ_SeqAIJELLR_Format(Mat A, MatELLRFormat format, 
 PetscErrorCode MatCreate_SeqAIJELLRT(Mat A)
 {
   PetscFunctionBegin;
+  PetscCall(MatELLRCheckSeqAIJType(A, PETSC_FALSE));
   PetscCall(MatSetType(A, MATSEQAIJ));
   PetscCall(MatConvert_SeqAIJ_SeqAIJELLR_Format(A, MAT_ELLR_FORMAT_ELLRT, NULL, MAT_INPLACE_MATRIX, &A));
   PetscFunctionReturn(0);
@@ -624,6 +625,7 @@ PetscErrorCode MatCreate_SeqAIJELLRT(Mat A)
 PetscErrorCode MatCreate_SeqAIJPELLR(Mat A)
 {
   PetscFunctionBegin;
+  PetscCall(MatELLRCheckSeqAIJType(A, PETSC_FALSE));
   PetscCall(MatSetType(A, MATSEQAIJ));
   PetscCall(MatConvert_SeqAIJ_SeqAIJELLR_Format(A, MAT_ELLR_FORMAT_PELLR, NULL, MAT_INPLACE_MATRIX, &A));
   PetscFunctionReturn(0);
