@@ -259,7 +259,7 @@ PetscErrorCode MatELLRCheckStatus(ellr_status st, const char *what)
   case ELLR_ERR_SIZE:
     SETERRQ(PETSC_COMM_SELF, PETSC_ERR_SUP, "%s: %s. Use more MPI processes so that each block has fewer than 2^31 nonzeros", what, ellr_last_error());
   case ELLR_ERR_CUDA:
-    SETERRQ(PETSC_COMM_SELF, PETSC_ERR_GPU, "%s: %s. If the GPU is out of memory use more GPUs (MPI processes) or -mat_ellr_backend aij (the base type's products, no second copy of the matrix)", what, ellr_last_error());
+    SETERRQ(PETSC_COMM_SELF, PETSC_ERR_GPU, "%s: %s. If the GPU is out of memory use more GPUs (MPI processes) or -mat_ellr_backend aij (AIJ's own products on the host, no second copy of the matrix)", what, ellr_last_error());
   default:
     SETERRQ(PETSC_COMM_SELF, PETSC_ERR_ARG_OUTOFRANGE, "%s: %s", what, ellr_last_error());
   }
