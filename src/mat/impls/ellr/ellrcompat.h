@@ -16,6 +16,13 @@ typedef PetscOptionItems MatELLROptionItems;
   #define PetscAssertPointer(p, n) PetscValidPointer(p, n)
 #endif
 
+/* PETSc 3.23 renamed a container's destroy callback (it takes the address of the pointer now). */
+#if PETSC_VERSION_LT(3, 23, 0)
+  #define MatELLRContainerFreesPointer(c) PetscContainerSetUserDestroy(c, PetscContainerUserDestroyDefault)
+#else
+  #define MatELLRContainerFreesPointer(c) PetscContainerSetCtxDestroy(c, PetscCtxDestroyDefault)
+#endif
+
 /* GPU timing/flop logging exists when PETSc was built with a device backend. */
 #if defined(PETSC_HAVE_CUDA)
   #define PETSCELLR_PETSC_HAS_CUDA 1

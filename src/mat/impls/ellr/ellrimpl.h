@@ -85,6 +85,8 @@ PETSC_INTERN PetscErrorCode MatELLRSettingsDefault(MatELLRFormat, MatELLRSetting
 PETSC_INTERN PetscErrorCode MatELLRSettingsFromOptions(Mat, MatELLROptionItems, MatELLRSettings *);
 PETSC_INTERN PetscErrorCode MatELLRSettingsFromOptionsDatabase(Mat, MatELLRSettings *);
 PETSC_INTERN PetscBool      MatELLRSettingsEqual(const MatELLRSettings *, const MatELLRSettings *);
+PETSC_INTERN PetscErrorCode MatELLRSettingsRecord(Mat, const MatELLRSettings *);
+PETSC_INTERN PetscErrorCode MatELLRSettingsRecall(Mat, MatELLRSettings *, PetscBool *);
 PETSC_INTERN PetscErrorCode MatELLRCheckStatus(ellr_status, const char *what);
 PETSC_INTERN PetscErrorCode MatELLRCheckSeqAIJType(Mat, PetscBool blocks);
 PETSC_INTERN PetscErrorCode MatELLRRegisterCitations(MatELLRFormat, int family);

@@ -127,6 +127,53 @@ PetscBool MatELLRSettingsEqual(const MatELLRSettings *a, const MatELLRSettings *
   return (PetscBool)(a->format == b->format && a->backend == b->backend && a->eng.threads_per_row == b->eng.threads_per_row && a->eng.block_size == b->eng.block_size && a->eng.slice_height == b->eng.slice_height && a->eng.sort_rows == b->eng.sort_rows && a->eng.sort_window == b->eng.sort_window && a->eng.max_fill == b->eng.max_fill && a->eng.tune == b->eng.tune && a->eng.pin_host == b->eng.pin_host && a->eng.family == b->eng.family && a->eng.index_bits == b->eng.index_bits && a->eng.long_row_min == b->eng.long_row_min && a->eng.long_join == b->eng.long_join && a->verify == b->verify && a->nonempty_rows == b->nonempty_rows && a->transpose == b->transpose);
 }
 
+/* A matrix's settings are also kept composed on it.  A header merge (MatAXPY with another pattern, MatTranspose in
+   place) hands A the data of a matrix made without A's settings; PETSc 3.26 keeps A's composed objects through it,
+   so A takes its settings back from there, including those it was given rather than read under its own prefix (a
+   duplicate's, copied from its parent).  MatHeaderReplace(), and a merge in PETSc 3.18, hand A the other matrix's
+   composed objects instead: the owner recorded with the settings tells them apart, and A's options are read again. */
+#define MAT_ELLR_SETTINGS_KEY "MatELLRSettings"
+
+typedef struct {
+  Mat             owner; /* the matrix the settings are for (compared, never dereferenced) */
+  MatELLRSettings settings;
+} MatELLRKeptSettings;
+
+PetscErrorCode MatELLRSettingsRecord(Mat A, const MatELLRSettings *s)
+{
+  PetscContainer       c;
+  MatELLRKeptSettings *kept = NULL;
+
+  PetscFunctionBegin;
+  PetscCall(PetscObjectQuery((PetscObject)A, MAT_ELLR_SETTINGS_KEY, (PetscObject *)&c));
+  if (c) PetscCall(PetscContainerGetPointer(c, (void **)&kept));
+  if (!kept || kept->owner != A) {
+    PetscCall(PetscNew(&kept));
+    PetscCall(PetscContainerCreate(PETSC_COMM_SELF, &c));
+    PetscCall(PetscContainerSetPointer(c, kept));
+    PetscCall(MatELLRContainerFreesPointer(c));
+    PetscCall(PetscObjectCompose((PetscObject)A, MAT_ELLR_SETTINGS_KEY, (PetscObject)c));
+    PetscCall(PetscContainerDestroy(&c));
+  }
+  kept->owner    = A;
+  kept->settings = *s;
+  PetscFunctionReturn(0);
+}
+
+/* The settings kept for A; *found is false where there are none (then A's options are read). */
+PetscErrorCode MatELLRSettingsRecall(Mat A, MatELLRSettings *s, PetscBool *found)
+{
+  PetscContainer       c;
+  MatELLRKeptSettings *kept = NULL;
+
+  PetscFunctionBegin;
+  PetscCall(PetscObjectQuery((PetscObject)A, MAT_ELLR_SETTINGS_KEY, (PetscObject *)&c));
+  if (c) PetscCall(PetscContainerGetPointer(c, (void **)&kept));
+  *found = (PetscBool)(kept && kept->owner == A);
+  if (*found) *s = kept->settings;
+  PetscFunctionReturn(0);
+}
+
 #if defined(PETSCELLR_HAVE_CUDA) && !defined(PETSCELLR_PETSC_HAS_CUDA)
 /* This process's rank among the processes of its node, without a collective call (lazy set-ups inside a
    product must never call one): the launchers' environment, else the rank in PETSC_COMM_WORLD. */

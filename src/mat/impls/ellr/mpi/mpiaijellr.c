@@ -53,14 +53,20 @@ static Mat_MPIAIJELLR *MatMPIAIJELLRGetData(Mat A)
 }
 
 /* A header merge (MatAXPY with another pattern, MatTranspose in place) gives A the data of a matrix made
-   without A's options prefix: A's own settings are read again, once. */
+   without A's settings: A takes back the settings kept on it (MatELLRSettingsRecord()), once. */
 static PetscErrorCode MatMPIAIJELLRAdopt(Mat A, Mat_MPIAIJELLR *m)
 {
+  PetscBool kept;
+
   PetscFunctionBegin;
   if (m->owner == A) PetscFunctionReturn(0);
   m->owner = A;
-  PetscCall(MatELLRSettingsDefault(m->typeformat, &m->settings));
-  PetscCall(MatELLRSettingsFromOptionsDatabase(A, &m->settings));
+  PetscCall(MatELLRSettingsRecall(A, &m->settings, &kept));
+  if (!kept) {
+    PetscCall(MatELLRSettingsDefault(m->typeformat, &m->settings));
+    PetscCall(MatELLRSettingsFromOptionsDatabase(A, &m->settings));
+    PetscCall(MatELLRSettingsRecord(A, &m->settings));
+  }
   PetscFunctionReturn(0);
 }
 
@@ -273,6 +279,7 @@ static PetscErrorCode MatSetFromOptions_MPIAIJELLR(Mat A, MatELLROptionItems Pet
   }
   if (m->baseops.setfromoptions) PetscCall((*m->baseops.setfromoptions)(A, PetscOptionsObject));
   PetscCall(MatELLRSettingsFromOptions(A, PetscOptionsObject, &m->settings));
+  PetscCall(MatELLRSettingsRecord(A, &m->settings));
   PetscCall(MatELLRSetDefaultVecType(A, &m->settings.backend));
   PetscCall(MatMPIAIJELLRSetUpBlocks(A, m));
   PetscFunctionReturn(0);
@@ -356,6 +363,7 @@ static PetscErrorCode MatDuplicate_MPIAIJELLR(Mat A, MatDuplicateOption op, Mat 
   mb = MatMPIAIJELLRGetData(*B);
   PetscCheck(mb, PetscObjectComm((PetscObject)A), PETSC_ERR_PLIB, "MatDuplicate() of a %s matrix gave a %s matrix", ((PetscObject)A)->type_name, ((PetscObject)*B)->type_name);
   mb->settings = m->settings;
+  PetscCall(MatELLRSettingsRecord(*B, &mb->settings));
   PetscCall(MatMPIAIJELLRSetUpBlocks(*B, mb));
   PetscFunctionReturn(0);
 }
@@ -537,6 +545,7 @@ static PetscErrorCode MatConvert_MPIAIJ_MPIAIJELLR_Format(Mat A, MatELLRFormat f
   PetscCall(MatELLRQueryBaseComposed(B, MATMPIAIJ, "MatSetPreallocationCOO_C", (MatELLROpFn)MatSetPreallocationCOO_MPIAIJELLR, (MatELLROpFn *)(void *)&m->basecoo));
   PetscCheck(m->baseprealloc && m->basecoo, PetscObjectComm((PetscObject)B), PETSC_ERR_PLIB, "This PETSc's MATMPIAIJ lacks a composed method petsc-ellr wraps");
   m->settings = s;
+  PetscCall(MatELLRSettingsRecord(B, &s));
   PetscCall(MatELLRInstallOps(B, MatMPIAIJELLR_Ops, PETSC_STATIC_ARRAY_LENGTH(MatMPIAIJELLR_Ops)));
   PetscCall(MatMPIAIJELLRCompose(B, format, PETSC_TRUE));
   PetscCall(MatELLRSetDefaultVecType(B, &m->settings.backend));

@@ -140,6 +140,7 @@ PetscErrorCode MatSeqAIJELLRSetSettings(Mat A, const MatELLRSettings *s)
     e->resolved = PETSC_FALSE;
     PetscCall(MatELLRSetDefaultVecType(A, &e->settings.backend));
   }
+  PetscCall(MatELLRSettingsRecord(A, s));
   PetscFunctionReturn(0);
 }
 
@@ -584,6 +585,7 @@ PetscErrorCode MatConvert_SeqAIJ_SeqAIJELLR_Format(Mat A, MatELLRFormat format, 
   PetscCheck(e->baseretrievevalues && e->baseprealloc && e->baseprealloccsr && e->baseresetprealloc && e->basecoo && e->basecolumnindices, PETSC_COMM_SELF, PETSC_ERR_PLIB, "This PETSc's MATSEQAIJ lacks a composed method petsc-ellr wraps");
   e->typeformat = format;
   e->settings   = s;
+  PetscCall(MatELLRSettingsRecord(B, &s));
 
   PetscCheck(e->baseops.zerorows && e->baseops.zerorowscolumns && e->baseops.setoption && e->baseops.shift, PETSC_COMM_SELF, PETSC_ERR_PLIB, "This PETSc's MATSEQAIJ lacks an op petsc-ellr wraps");
   PetscCall(MatELLRInstallOps(B, MatSeqAIJELLR_Ops, PETSC_STATIC_ARRAY_LENGTH(MatSeqAIJELLR_Ops)));

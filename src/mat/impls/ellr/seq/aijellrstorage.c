@@ -32,12 +32,13 @@ PetscErrorCode MatSeqAIJELLRCaptureAIJOps(Mat B)
 }
 
 /* A header merge (MatAXPY with another pattern, MatTranspose in place, MatHeaderReplace) gives A the data of a
-   matrix made without A's options prefix: A's own settings are read again, once.  The storage's state stamps are the
+   matrix made without A's settings: A takes back the settings kept on it (MatELLRSettingsRecord()), once.  The storage's state stamps are the
    other matrix's, while A's state is its own old one plus one: they can be equal with the other matrix changed
    since its last product, so the values are refilled before the next one whatever the stamps say. */
 PetscErrorCode MatSeqAIJELLRAdopt(Mat A, Mat_SeqAIJELLR *e)
 {
   MatELLRSettings s;
+  PetscBool       kept;
 
   PetscFunctionBegin;
   if (e->owner == A) PetscFunctionReturn(0);
@@ -46,8 +47,12 @@ PetscErrorCode MatSeqAIJELLRAdopt(Mat A, Mat_SeqAIJELLR *e)
 #if defined(PETSCELLR_HAVE_CUDA)
   e->stateT = -1;
 #endif
-  PetscCall(MatELLRSettingsDefault(e->typeformat, &s));
-  PetscCall(MatELLRSettingsFromOptionsDatabase(A, &s));
+  PetscCall(MatELLRSettingsRecall(A, &s, &kept));
+  if (!kept) {
+    PetscCall(MatELLRSettingsDefault(e->typeformat, &s));
+    PetscCall(MatELLRSettingsFromOptionsDatabase(A, &s));
+    PetscCall(MatELLRSettingsRecord(A, &s));
+  }
   if (!MatELLRSettingsEqual(&e->settings, &s)) {
     PetscCall(MatSeqAIJELLRFreeStorage(e));
     e->settings = s;
