@@ -1,7 +1,7 @@
 /* ellrreg.c - registration of the petsc-ellr types with PETSc, log events, public queries. */
 #include "ellrimpl.h"
 
-PetscLogEvent     MAT_ELLRMult, MAT_ELLRBuild, MAT_ELLRTune, MAT_ELLRCopyToGPU;
+PetscLogEvent     MAT_ELLRMult, MAT_ELLRMatMult, MAT_ELLRBuild, MAT_ELLRTune, MAT_ELLRCopyToGPU;
 const char *const MatELLRBackends[] = {"auto", "cuda", "cpu", "aij", "MatELLRBackend", "MAT_ELLR_BACKEND_", NULL};
 /* in the order of ELLR_TUNE_MODEL, ELLR_TUNE_EXHAUSTIVE, ELLR_TUNE_NONE */
 const char *const MatELLRTuneModes[] = {"model", "exhaustive", "none", "MatELLRTune", "MAT_ELLR_TUNE_", NULL};
@@ -66,6 +66,7 @@ PetscErrorCode PetscELLRInitializePackage(void)
     ellr_set_host_allocator(&alloc); /* before the first matrix: every engine block goes back through PetscFree */
   }
   PetscCall(PetscLogEventRegister("ELLRMult", MAT_CLASSID, &MAT_ELLRMult));
+  PetscCall(PetscLogEventRegister("ELLRMatMult", MAT_CLASSID, &MAT_ELLRMatMult));
   PetscCall(PetscLogEventRegister("ELLRBuild", MAT_CLASSID, &MAT_ELLRBuild));
   PetscCall(PetscLogEventRegister("ELLRTune", MAT_CLASSID, &MAT_ELLRTune));
   PetscCall(PetscLogEventRegister("ELLRCopyToGPU", MAT_CLASSID, &MAT_ELLRCopyToGPU));

@@ -69,12 +69,12 @@ PetscErrorCode MatMatMultDense_SeqAIJELLR(Mat A, Mat B, Mat C, PetscBool *done)
   PetscCall(MatDenseGetArrayWriteAndMemType(C, &c, &cmt));
   if (PetscMemTypeDevice(bmt) && PetscMemTypeDevice(cmt)) {
     const ellr_plan *pl = ellr_cuda_plan(e->dev);
-    PetscCall(PetscLogEventBegin(MAT_ELLRMult, A, B, C, 0));
+    PetscCall(PetscLogEventBegin(MAT_ELLRMatMult, A, B, C, 0));
     PetscCall(PetscLogGpuTimeBegin());
     PetscCall(MatELLRCheckStatus(ellr_cuda_mult_dense(e->dev, (int32_t)k, b, (int64_t)ldb, c, (int64_t)ldc, stream), "C = A B on the GPU"));
     PetscCall(PetscLogGpuTimeEnd());
     PetscCall(PetscLogGpuFlops(2.0 * (PetscLogDouble)(pl ? pl->stats.nnz : 0) * (PetscLogDouble)k));
-    PetscCall(PetscLogEventEnd(MAT_ELLRMult, A, B, C, 0));
+    PetscCall(PetscLogEventEnd(MAT_ELLRMatMult, A, B, C, 0));
     e->nproducts++;
     *done = PETSC_TRUE;
   }
