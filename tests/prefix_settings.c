@@ -119,8 +119,23 @@ int main(int argc, char **argv)
     PetscCall(Report("MatDuplicate, MatAXPY(DIFFERENT_NONZERO_PATTERN)", D, keeps ? MAT_ELLR_BACKEND_CPU : plain));
     PetscCall(MatTranspose(D, MAT_INPLACE_MATRIX, &D));
     PetscCall(Report("MatDuplicate, MatTranspose(MAT_INPLACE_MATRIX)", D, keeps ? MAT_ELLR_BACKEND_CPU : plain));
+    PetscCall(MatDestroy(&D));
+
+    /* right after a merge, with no product between: a duplicate and MatSetFromOptions() start from the matrix's own
+       settings, not from those of the matrix PETSc built for the merge */
+    PetscCall(MatAXPY(A, 1.0, X, DIFFERENT_NONZERO_PATTERN));
+    PetscCall(MatDuplicate(A, MAT_COPY_VALUES, &D));
+    PetscCall(Report("MatAXPY(DIFFERENT_NONZERO_PATTERN), MatDuplicate", D, MAT_ELLR_BACKEND_CPU));
+    PetscCall(MatAXPY(D, 1.0, X, DIFFERENT_NONZERO_PATTERN));
+    PetscCall(MatSetFromOptions(D));
+    PetscCall(Report("MatDuplicate, MatAXPY(DIFFERENT_NONZERO_PATTERN), MatSetFromOptions", D, keeps ? MAT_ELLR_BACKEND_CPU : plain));
+    PetscCall(MatDestroy(&D));
+
+    /* MatHeaderReplace() makes A the other matrix, its options prefix included: an unprefixed one's settings */
+    PetscCall(Build(type, NULL, N, &P));
+    PetscCall(MatHeaderReplace(A, &P));
+    PetscCall(Report("MatHeaderReplace by an unprefixed matrix", A, plain));
   }
-  PetscCall(MatDestroy(&D));
   PetscCall(MatDestroy(&X));
   PetscCall(MatDestroy(&A));
 

@@ -295,6 +295,7 @@ for n in 1 2; do
   Q=$([ $n = 1 ] && echo 1 || echo 0) t_grep "ops_sweep_np$n" "^0 failed" -- $MPIEXEC -n $n "$BUILD/tests/ops_sweep" $ENGINE -binfile "$SCRATCH/ops_sweep_np$n.bin"
   t_grep "prefix_settings_np$n" "^0 failed" -- $MPIEXEC -n $n "$BUILD/tests/prefix_settings" -a_mat_ellr_backend cpu
 done
+t_grep prefix_settings_pellr_np2 "^0 failed" -- $MPIEXEC -n 2 "$BUILD/tests/prefix_settings" -type pellr -a_mat_ellr_backend cpu
 # in-place round trips: aij, sell, dense and baij matrices -> the type -> aij -> the type -> the other type -> the type,
 # with MatSetOption, new values and both products checked against MATAIJ after every step (an op left behind by a
 # conversion made the next one recurse until it crashed); on the engine's backend and on the default one
@@ -723,6 +724,8 @@ t_fn malloc_dump_ex1_pellr_np2 no_leaks $MPIEXEC -n 2 "$EX1" -n 8 -mat_type pell
 t_fn malloc_dump_diff_aij no_leaks "$DIFF" -fail_exit 0 -cases band,empty_rows,rect_wide,power_law -optsets 0,5,8,10 $ENGINE
 t_fn malloc_dump_fail_inject no_leaks $MPIEXEC -n 2 "$BUILD/tests/fail_inject" -type ellrt $ENGINE
 t_fn malloc_dump_refresh_pinning no_leaks "$BUILD/tests/refresh_pinning" "${RP_N[@]}" $ENGINE
+# the kept settings move between matrices in header merges and replacements (composed containers)
+t_fn malloc_dump_prefix_settings no_leaks $MPIEXEC -n 2 "$BUILD/tests/prefix_settings" -a_mat_ellr_backend cpu
 # GAMG's set-up with the types (its prolongator takes the operator's type) and repeated P^T A P, as the GPU
 # diagnostic tests/gpu/ptap_loop runs them: the types kept, every product done, nothing leaked
 ptap_loop_runs() { # TYPE

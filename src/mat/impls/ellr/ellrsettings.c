@@ -135,7 +135,8 @@ PetscBool MatELLRSettingsEqual(const MatELLRSettings *a, const MatELLRSettings *
 #define MAT_ELLR_SETTINGS_KEY "MatELLRSettings"
 
 typedef struct {
-  Mat             owner; /* the matrix the settings are for (compared, never dereferenced) */
+  Mat             owner; /* the matrix the settings are for (compared, never dereferenced; the object id would not do:
+                            a merge copies the other matrix's id into A) */
   MatELLRSettings settings;
 } MatELLRKeptSettings;
 

@@ -277,6 +277,7 @@ static PetscErrorCode MatSetFromOptions_MPIAIJELLR(Mat A, MatELLROptionItems Pet
     if (MatMPIAIJELLR_AIJOps.setfromoptions) PetscCall((*MatMPIAIJELLR_AIJOps.setfromoptions)(A, PetscOptionsObject));
     PetscFunctionReturn(0);
   }
+  PetscCall(MatMPIAIJELLRAdopt(A, m)); /* the options apply to A's own settings, also right after a header merge */
   if (m->baseops.setfromoptions) PetscCall((*m->baseops.setfromoptions)(A, PetscOptionsObject));
   PetscCall(MatELLRSettingsFromOptions(A, PetscOptionsObject, &m->settings));
   PetscCall(MatELLRSettingsRecord(A, &m->settings));
@@ -358,6 +359,7 @@ static PetscErrorCode MatDuplicate_MPIAIJELLR(Mat A, MatDuplicateOption op, Mat 
     PetscCall((*MatMPIAIJELLR_AIJOps.duplicate)(A, op, B));
     PetscFunctionReturn(0);
   }
+  PetscCall(MatMPIAIJELLRAdopt(A, m)); /* after a header merge: A's own settings, not the other matrix's */
   /* MPIAIJ's duplicate makes a matrix of A's type name with duplicates of A's (ELLR) blocks */
   PetscCall((*m->baseops.duplicate)(A, op, B));
   mb = MatMPIAIJELLRGetData(*B);

@@ -139,8 +139,8 @@ PetscErrorCode MatSeqAIJELLRSetSettings(Mat A, const MatELLRSettings *s)
     e->settings = *s;
     e->resolved = PETSC_FALSE;
     PetscCall(MatELLRSetDefaultVecType(A, &e->settings.backend));
+    PetscCall(MatELLRSettingsRecord(A, s)); /* only on a change: the blocks of an MPI matrix get theirs before every product */
   }
-  PetscCall(MatELLRSettingsRecord(A, s));
   PetscFunctionReturn(0);
 }
 
@@ -154,6 +154,7 @@ static PetscErrorCode MatSetFromOptions_SeqAIJELLR(Mat A, MatELLROptionItems Pet
     if (MatSeqAIJELLR_AIJOps.setfromoptions) PetscCall((*MatSeqAIJELLR_AIJOps.setfromoptions)(A, PetscOptionsObject));
     PetscFunctionReturn(0);
   }
+  PetscCall(MatSeqAIJELLRAdopt(A, e)); /* the options apply to A's own settings, also right after a header merge */
   s = e->settings;
   if (e->baseops.setfromoptions) PetscCall((*e->baseops.setfromoptions)(A, PetscOptionsObject));
   PetscCall(MatELLRSettingsFromOptions(A, PetscOptionsObject, &s));
@@ -373,6 +374,7 @@ static PetscErrorCode MatDuplicate_SeqAIJELLR(Mat A, MatDuplicateOption op, Mat 
     PetscCall((*MatSeqAIJELLR_AIJOps.duplicate)(A, op, B));
     PetscFunctionReturn(0);
   }
+  PetscCall(MatSeqAIJELLRAdopt(A, e)); /* after a header merge: A's own settings, not the other matrix's */
   /* AIJ's duplicate creates a matrix of A's type name, hence of this type; give it A's settings.  aijcusparse's makes
      a seqaijcusparse (called under that name, so that it does not make one of this type first), converted here. */
   {

@@ -31,9 +31,10 @@ PetscErrorCode MatSeqAIJELLRCaptureAIJOps(Mat B)
   PetscFunctionReturn(0);
 }
 
-/* A header merge (MatAXPY with another pattern, MatTranspose in place, MatHeaderReplace) gives A the data of a
-   matrix made without A's settings: A takes back the settings kept on it (MatELLRSettingsRecord()), once.  The storage's state stamps are the
-   other matrix's, while A's state is its own old one plus one: they can be equal with the other matrix changed
+/* A header merge (MatAXPY with another pattern, MatTranspose in place) or MatHeaderReplace() gives A the data of a
+   matrix made without A's settings: A takes back the settings kept on it (MatELLRSettingsRecord(); after a
+   MatHeaderReplace(), and a merge in PETSc 3.18, its options are read again), once.  The storage's state stamps are
+   the other matrix's, while A's state is its own old one plus one: they can be equal with the other matrix changed
    since its last product, so the values are refilled before the next one whatever the stamps say. */
 PetscErrorCode MatSeqAIJELLRAdopt(Mat A, Mat_SeqAIJELLR *e)
 {
