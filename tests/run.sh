@@ -357,37 +357,8 @@ same_precond_table() {
   diff -u "$fx/expected.md" "$out" || { echo "precond.py's table differs from the one made on the GPU machine"; return 1; }
 }
 t_fn precond_table same_precond_table
-# tests/gpu/precond_plot.py draws that table: it must read the ratios with their ranges, leave out a type that cannot
-# run the preconditioner and a run that did not converge, take the device and runs per row from the header, and
-# (where matplotlib is installed) write the PNG
-plot_reads_precond_table() {
-  python3 - "$ROOT/tests/gpu" "$ROOT/tests/gpu/fixtures/precond_plot.md" "$SCRATCH/precond_plot.$$.png" <<'PY'
-import os, sys
-sys.path.insert(0, sys.argv[1])
-import precond_plot
-table, png = sys.argv[2], sys.argv[3]
-rows, device, runs = precond_plot.read(table)
-want = {("ex45_128", "gamg"): {"aijcusparse": (1.0, 1.0, 1.0), "ellrt": (1.05, 0.89, 1.08), "pellr": (1.01, 0.88, 1.08)},
-        ("ex1_27pt_100", "jacobi"): {"aijcusparse": (1.0, 1.0, 1.0), "sellcuda": (1.26, 1.26, 1.61), "ellrt": (0.87, 0.80, 0.96)}}
-bad = []
-if rows != want:
-    bad.append(f"precond_plot.py read {rows}, expected {want}")
-if (device, runs) != ("H100 80GB HBM3", "3 runs"):
-    bad.append(f"precond_plot.py read the header as {device!r}, {runs!r}")
-sys.argv = ["precond_plot.py", table, png]
-if precond_plot.main() != 0:
-    bad.append("precond_plot.py failed")
-try:
-    import matplotlib  # noqa: F401
-    if not os.path.getsize(png) > 0:
-        bad.append("precond_plot.py wrote no PNG")
-except ImportError:
-    pass
-print("\n".join(bad))
-sys.exit(1 if bad else 0)
-PY
-}
-t_fn precond_plot plot_reads_precond_table
+# tests/gpu/precond_plot.py draws that table: what it reads from it (tests/lib/precond_plot_check.py says what is checked)
+t_fn precond_plot python3 "$ROOT/tests/lib/precond_plot_check.py" "$ROOT/tests/gpu/fixtures/precond_plot.md" "$SCRATCH/precond_plot.png"
 # -citations prints the papers of the methods the storage uses (PetscCitationsRegister): ELLR-T for ellrt's sliced
 # layout; PELLR and pJDS for pellr's sorted slices
 t_grep citations_ellrt "vazquez2012ellrt && Parallel Computing" -- "$EX1" -n 8 -mat_type ellrt $ENGINE -citations
