@@ -126,7 +126,7 @@ PETSC_EXTERN const char *const MatELLRBackends[];
 
 /* Log events: one per product (so -log_view shows the plugin's kernels ran), one per C = A B with B dense on the
    storage, and setup. */
-PETSC_EXTERN PetscLogEvent MAT_ELLRMult, MAT_ELLRMatMult, MAT_ELLRBuild, MAT_ELLRTune, MAT_ELLRCopyToGPU;
+PETSC_EXTERN PetscLogEvent MAT_ELLRMult, MAT_ELLRMatMult, MAT_ELLRBuild, MAT_ELLRTune, MAT_ELLRCopyToGPU, MAT_ELLRWarmUp;
 
 PETSC_EXTERN PetscErrorCode PetscELLRInitializePackage(void);
 PETSC_EXTERN PetscErrorCode MatELLRGetProductCount(Mat, PetscInt *);

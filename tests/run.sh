@@ -413,7 +413,7 @@ t_grep ex1_view_slice_threads "threads per row per slice \(-mat_ellr_threads_per
   -- "$EX1" -n 16 -mat_type ellrt -mat_view ::ascii_info -ksp_type cg -pc_type jacobi
 [ "$BACKEND" = cpu ] && t_fn ex1_default_no_ellr_products no_ellrmult $MPIEXEC -n 2 "$EX1" -n 16 -mat_type pellr -ksp_type cg -pc_type jacobi -log_view
 # -help lists the options under the matrix's prefix (PETSc's ex2 and ex1 call MatSetFromOptions)
-Q=1 t_grep help_lists_options "-mat_ellr_backend:? <now auto && -mat_ellr_threads_per_row && -mat_ellr_block_size && -mat_ellr_slice_height && -mat_ellr_sort:? <[^>]*> Store rows && -mat_ellr_sort_window && -mat_ellr_max_fill && -mat_ellr_index16 && -mat_ellr_long_rows && -mat_ellr_long_join && -mat_ellr_verify" \
+Q=1 t_grep help_lists_options "-mat_ellr_backend:? <now auto && -mat_ellr_threads_per_row && -mat_ellr_block_size && -mat_ellr_slice_height && -mat_ellr_sort:? <[^>]*> Store rows && -mat_ellr_sort_window && -mat_ellr_max_fill && -mat_ellr_index16 && -mat_ellr_long_rows && -mat_ellr_long_join && -mat_ellr_spgemm_warmup && -mat_ellr_verify" \
   -- "$EX1" -n 4 -mat_type ellrt -help
 # the README's main job (make run-main)
 Q=1 t_grep ex1_main_job "Matrix type: seqaijellrt && KSP iterations: [0-9]+ \(CONVERGED_RTOL\) && petsc-ellr format ellrt" \
@@ -660,6 +660,24 @@ pc_copies() {
   [ "$i1" = "$i2" ] || { echo "iterations $i2, aijcusparse $i1"; return 1; }
   [ "${c2%.*}" -le "${c1%.*}" ] || { echo "$c2 host<->device copies inside KSPSolve, aijcusparse $c1"; return 1; }
 }
+# GAMG with the types on the aijcusparse base: cuSPARSE's SpGEMM runs once on a small matrix before the first sparse
+# product of each process (aijellrwarmup.c), and not with -mat_ellr_spgemm_warmup false; the solve is the same.
+# spgemm_warmup NP TYPE
+spgemm_warmup() {
+  local np=$1 t=$2 o1=$SCRATCH/warm.$$.$RANDOM o2 mpi="" n1 n2 i1 i2 opts
+  o2=$o1.off
+  [ "$np" = 1 ] || mpi="$MPIEXEC -n $np"
+  opts="-stencil 27 -n 16 -mat_type $t -ksp_type cg -ksp_rtol 1e-8 -pc_type gamg -info -log_view"
+  run "$o1" $mpi "$EX1" $opts || { echo "run failed"; tail -20 "$o1"; return 1; }
+  run "$o2" $mpi "$EX1" $opts -mat_ellr_spgemm_warmup false || { echo "run with -mat_ellr_spgemm_warmup false failed"; tail -20 "$o2"; return 1; }
+  n1=$(grep -c "cuSPARSE's SpGEMM run once" "$o1"); n2=$(grep -c "cuSPARSE's SpGEMM run once" "$o2")
+  [ "$n1" = "$np" ] || { echo "$n1 warm-ups logged by -info on $np process(es), expected one each"; return 1; }
+  grep -qE "^ELLRWarmUp +1 " "$o1" || { echo "no ELLRWarmUp event (count 1) in -log_view"; grep ELLRWarmUp "$o1"; return 1; }
+  [ "$n2" = 0 ] && ! grep -qE "^ELLRWarmUp +[1-9]" "$o2" || { echo "-mat_ellr_spgemm_warmup false: a warm-up ran"; return 1; }
+  grep -qE "^ELLRMult +[1-9]" "$o1" || { echo "the type's product did not run (no ELLRMult)"; return 1; }
+  i1=$(sed -n 's/^KSP iterations: \([0-9]*\).*/\1/p' "$o1"); i2=$(sed -n 's/^KSP iterations: \([0-9]*\).*/\1/p' "$o2")
+  [ -n "$i1" ] && [ "$i1" = "$i2" ] || { echo "iterations '$i1' with the warm-up, '$i2' without"; return 1; }
+}
 # A debugging PETSc: the types build on MATAIJ (aijcusparse checks its exact type name in its operations there), so
 # factorizations run on the host and the copies differ by design; -mat_ellr_cusparse_base true is refused by name.
 PETSC_IS_DEBUG=0
@@ -672,6 +690,8 @@ elif [ "$BACKEND" = cuda ]; then
     np=1; [ $pc = bjacobi ] && np=2
     for t in ellrt pellr; do t_fn "pc_copies_${pc}_$t" pc_copies $pc $np $t; done
   done
+  t_fn spgemm_warmup_ellrt spgemm_warmup 1 ellrt
+  t_fn spgemm_warmup_pellr_np2 spgemm_warmup 2 pellr
 elif wanted pc_copies_ilu_ellrt; then
   echo "# pc_copies_* not run: ELLR_BACKEND=$BACKEND (they compare with aijcusparse on the GPU machine: tests/gpu/run.sh)"
 fi

@@ -24,6 +24,7 @@ typedef struct {
   PetscBool      nonempty_rows; /* store only the non-empty rows (MPI off-diagonal blocks: most rows have no ghost entry) */
   PetscInt       transpose; /* GPU MatMultTranspose: MAT_ELLR_TRANSPOSE_* */
   PetscBool      cusparse_base; /* a CUDA PETSc with the CUDA backend: MATAIJCUSPARSE as the base class (read when the type is set) */
+  PetscBool      spgemm_warmup; /* aijcusparse base: cuSPARSE's SpGEMM run once on a small matrix before the process's first sparse product */
 } MatELLRSettings;
 /* -mat_ellr_transpose: how the GPU multiplies by A^T */
 enum {
@@ -129,6 +130,7 @@ static inline void MatELLRSetBoundToCPU(Mat B, PetscBool flg)
 #endif
 }
 PETSC_INTERN PetscErrorCode MatELLRGetStream(void **);
+PETSC_INTERN PetscErrorCode MatSeqAIJELLRWarmUpSpGEMM(Mat);
 
 PETSC_INTERN PetscErrorCode MatConvert_SeqAIJ_SeqAIJELLR_Format(Mat, MatELLRFormat, const MatELLRSettings *, MatReuse, Mat *);
 PETSC_INTERN PetscErrorCode MatConvert_SeqAIJELLR_SeqAIJ(Mat, MatType, MatReuse, Mat *);

@@ -1,7 +1,7 @@
 /* ellrreg.c - registration of the petsc-ellr types with PETSc, log events, public queries. */
 #include "ellrimpl.h"
 
-PetscLogEvent     MAT_ELLRMult, MAT_ELLRMatMult, MAT_ELLRBuild, MAT_ELLRTune, MAT_ELLRCopyToGPU;
+PetscLogEvent     MAT_ELLRMult, MAT_ELLRMatMult, MAT_ELLRBuild, MAT_ELLRTune, MAT_ELLRCopyToGPU, MAT_ELLRWarmUp;
 const char *const MatELLRBackends[] = {"auto", "cuda", "cpu", "aij", "MatELLRBackend", "MAT_ELLR_BACKEND_", NULL};
 /* in the order of ELLR_TUNE_MODEL, ELLR_TUNE_EXHAUSTIVE, ELLR_TUNE_NONE */
 const char *const MatELLRTuneModes[] = {"model", "exhaustive", "none", "MatELLRTune", "MAT_ELLR_TUNE_", NULL};
@@ -70,6 +70,7 @@ PetscErrorCode PetscELLRInitializePackage(void)
   PetscCall(PetscLogEventRegister("ELLRBuild", MAT_CLASSID, &MAT_ELLRBuild));
   PetscCall(PetscLogEventRegister("ELLRTune", MAT_CLASSID, &MAT_ELLRTune));
   PetscCall(PetscLogEventRegister("ELLRCopyToGPU", MAT_CLASSID, &MAT_ELLRCopyToGPU));
+  PetscCall(PetscLogEventRegister("ELLRWarmUp", MAT_CLASSID, &MAT_ELLRWarmUp));
   PetscCall(MatRegister(MATSEQAIJELLRT, MatCreate_SeqAIJELLRT));
   PetscCall(MatRegister(MATMPIAIJELLRT, MatCreate_MPIAIJELLRT));
   PetscCall(MatRegister(MATSEQAIJPELLR, MatCreate_SeqAIJPELLR));

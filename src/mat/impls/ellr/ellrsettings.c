@@ -37,6 +37,7 @@ PetscErrorCode MatELLRSettingsDefault(MatELLRFormat format, MatELLRSettings *s)
 #else
   s->cusparse_base = PETSC_TRUE;
 #endif
+  s->spgemm_warmup = PETSC_TRUE;
   PetscFunctionReturn(0);
 }
 
@@ -46,7 +47,7 @@ PetscErrorCode MatELLRSettingsDefault(MatELLRFormat format, MatELLRSettings *s)
 PetscErrorCode MatELLRSettingsFromOptions(Mat A, MatELLROptionItems PetscOptionsObject, MatELLRSettings *s)
 {
   PetscInt    T = s->eng.threads_per_row, bs = s->eng.block_size, C = s->eng.slice_height, window = s->eng.sort_window;
-  PetscBool   sort = s->eng.sort_rows ? PETSC_TRUE : PETSC_FALSE, verify = s->verify, pin = s->eng.pin_host ? PETSC_TRUE : PETSC_FALSE, idx16 = s->eng.index_bits == 32 ? PETSC_FALSE : PETSC_TRUE;
+  PetscBool   sort = s->eng.sort_rows ? PETSC_TRUE : PETSC_FALSE, verify = s->verify, warmup = s->spgemm_warmup, pin = s->eng.pin_host ? PETSC_TRUE : PETSC_FALSE, idx16 = s->eng.index_bits == 32 ? PETSC_FALSE : PETSC_TRUE;
   PetscEnum   tune = (PetscEnum)s->eng.tune, kernel = (PetscEnum)s->eng.family, join = (PetscEnum)s->eng.long_join, transpose = (PetscEnum)s->transpose;
   PetscInt    longmin = s->eng.long_row_min;
   PetscReal   max_fill = s->eng.max_fill;
@@ -77,6 +78,7 @@ PetscErrorCode MatELLRSettingsFromOptions(Mat A, MatELLROptionItems PetscOptions
 #endif
     s->cusparse_base = cb;
   }
+  PetscCall(PetscOptionsBool("-mat_ellr_spgemm_warmup", "On the aijcusparse base: before the process's first sparse x sparse product with this type (GAMG's Galerkin products), run cuSPARSE's SpGEMM once on a 1000-row matrix (GAMG set-ups stopped inside cuSPARSE's SpGEMM now and then without it; README, Troubleshooting)", "MATELLR", warmup, &warmup, NULL));
   PetscCall(PetscOptionsBool("-mat_ellr_verify", "Check every GPU matrix-vector product against the CPU engine (slow; for debugging; not C = A B with B dense)", "MATELLR", verify, &verify, NULL));
   PetscOptionsHeadEnd();
   PetscCall(PetscObjectGetOptionsPrefix((PetscObject)A, &pre));
@@ -96,6 +98,7 @@ PetscErrorCode MatELLRSettingsFromOptions(Mat A, MatELLROptionItems PetscOptions
   s->eng.max_fill        = (double)max_fill;
   s->backend             = (MatELLRBackend)backend;
   s->verify              = verify;
+  s->spgemm_warmup       = warmup;
   s->eng.tune            = (int)tune;
   s->eng.pin_host        = pin ? 1 : 0;
   s->eng.family          = (int)kernel;
@@ -124,7 +127,7 @@ PetscErrorCode MatELLRSettingsFromOptionsDatabase(Mat A, MatELLRSettings *s)
 
 PetscBool MatELLRSettingsEqual(const MatELLRSettings *a, const MatELLRSettings *b)
 {
-  return (PetscBool)(a->format == b->format && a->backend == b->backend && a->eng.threads_per_row == b->eng.threads_per_row && a->eng.block_size == b->eng.block_size && a->eng.slice_height == b->eng.slice_height && a->eng.sort_rows == b->eng.sort_rows && a->eng.sort_window == b->eng.sort_window && a->eng.max_fill == b->eng.max_fill && a->eng.tune == b->eng.tune && a->eng.pin_host == b->eng.pin_host && a->eng.family == b->eng.family && a->eng.index_bits == b->eng.index_bits && a->eng.long_row_min == b->eng.long_row_min && a->eng.long_join == b->eng.long_join && a->verify == b->verify && a->nonempty_rows == b->nonempty_rows && a->transpose == b->transpose);
+  return (PetscBool)(a->format == b->format && a->backend == b->backend && a->eng.threads_per_row == b->eng.threads_per_row && a->eng.block_size == b->eng.block_size && a->eng.slice_height == b->eng.slice_height && a->eng.sort_rows == b->eng.sort_rows && a->eng.sort_window == b->eng.sort_window && a->eng.max_fill == b->eng.max_fill && a->eng.tune == b->eng.tune && a->eng.pin_host == b->eng.pin_host && a->eng.family == b->eng.family && a->eng.index_bits == b->eng.index_bits && a->eng.long_row_min == b->eng.long_row_min && a->eng.long_join == b->eng.long_join && a->verify == b->verify && a->spgemm_warmup == b->spgemm_warmup && a->nonempty_rows == b->nonempty_rows && a->transpose == b->transpose);
 }
 
 /* A matrix's settings are also kept composed on it.  A header merge (MatAXPY with another pattern, MatTranspose in

@@ -172,6 +172,7 @@ static PetscErrorCode MatProductSymbolic_SeqAIJELLR(Mat C)
   PetscCall(PetscObjectQueryFunction((PetscObject)C, "MatELLRProductSymbolicBase_C", &f));
   PetscCheck(f, PETSC_COMM_SELF, PETSC_ERR_PLIB, "A product of a petsc-ellr matrix lost its symbolic phase");
   PetscCall(MatProductDenseApplies_SeqAIJELLR(C, &dense)); /* C's type before aijcusparse's phase sets it */
+  if (!dense) PetscCall(MatSeqAIJELLRWarmUpSpGEMM(C));
   PetscCall(MatProductCallRenamed_SeqAIJELLR(C, f));
   if (C->ops->productnumeric && C->ops->productnumeric != MatProductNumeric_SeqAIJELLR && C->ops->productnumeric != MatProductNumericDense_SeqAIJELLR) {
     PetscCall(PetscObjectComposeFunction((PetscObject)C, "MatELLRProductNumericBase_C", C->ops->productnumeric));
