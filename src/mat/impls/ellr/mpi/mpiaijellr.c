@@ -91,6 +91,7 @@ static PetscErrorCode MatMPIAIJELLROffDiagSettings(const MatELLRSettings *parent
   s->nonempty_rows       = PETSC_TRUE;
   s->eng.family          = ELLR_FAMILY_SLICED; /* a few entries per row: nothing for the CSR kernels to win */
   s->cusparse_base       = parent->cusparse_base;
+  s->spgemm_warmup       = parent->spgemm_warmup;
   PetscFunctionReturn(0);
 }
 
