@@ -4,11 +4,14 @@
 
   Why: GAMG set-ups with these types (ex1, 27-point Poisson 100^3, smoothed aggregation) stopped now and then inside
   cuSPARSE's own kernel at the first Galerkin product P^T A P: one block of cusparse::reduce_by_key still running,
-  the host waiting in cusparseSpGEMM_compute.  It needed lazy module loading (none with CUDA_MODULE_LOADING=EAGER)
-  and the first run of that code in the process; with these products run once on a 1000-row matrix first, no set-up
-  stopped (doc/performance.md, Solves, "Preconditioners").  The cause inside cuSPARSE is not established.
+  the host waiting in cusparseSpGEMM_compute.  It needed lazy module loading (none with CUDA_MODULE_LOADING=EAGER,
+  which only the environment can set: CUDA reads it before -dll_append opens this library) and the first run of that
+  code in the process.  With these products run once on a 1000-row matrix first, no set-up stopped in 204 runs, 138 of
+  them beside control runs without it that stopped 7 times in 17 (doc/performance.md, Solves, "Preconditioners").
+  The cause inside cuSPARSE is not established.
 
-  What it costs: two products of 1000 rows, once per process (the ELLRWarmUp event of -log_view).
+  What it costs: two products of 1000 rows, once per process (the ELLRWarmUp event of -log_view, ~1% of a GAMG run of
+  ex1 100^3); the cuSPARSE code it loads would be loaded by the first real product anyway.
 */
 #include "../ellrimpl.h"
 
