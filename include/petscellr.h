@@ -64,6 +64,9 @@
                                           uploads and value refreshes at the link's speed
 .  -mat_ellr_cusparse_base <true>       - with a PETSc built with CUDA: build on MATAIJCUSPARSE (factorizations, products,
                                          COO and vector operations on the GPU); false: on MATAIJ (read when the type is set)
+.  -mat_ellr_spgemm_warmup <true>       - aijcusparse base: run cuSPARSE's SpGEMM once on a 1000-row matrix of its own
+                                          before this process's first MatProduct with these types (GAMG set-ups
+                                          stopped inside cuSPARSE's SpGEMM now and then without it)
 -  -mat_ellr_verify <false>             - check every GPU product against the CPU engine (slow; for debugging)
 
    Notes:

@@ -684,7 +684,7 @@ PETSC_IS_DEBUG=0
 grep -qs '^#define PETSC_USE_DEBUG 1' "$PETSC_DIR/${PETSC_ARCH:+$PETSC_ARCH/}include/petscconf.h" && PETSC_IS_DEBUG=1
 if [ "$BACKEND" = cuda ] && [ $PETSC_IS_DEBUG = 1 ]; then
   t_err bad_cusparse_base_debug "needs a PETSc configured --with-debugging=0.*-mat_ellr_cusparse_base false" -- "$EX1" -n 8 -mat_type ellrt -mat_ellr_cusparse_base true
-  wanted pc_copies_ilu_ellrt && echo "# pc_copies_* not run: a debugging PETSc (the types build on MATAIJ there: doc/design.md)"
+  wanted pc_copies_ilu_ellrt spgemm_warmup_ellrt spgemm_warmup_pellr_np2 && echo "# pc_copies_*, spgemm_warmup_* not run: a debugging PETSc (the types build on MATAIJ there: doc/design.md)"
 elif [ "$BACKEND" = cuda ]; then
   for pc in jacobi ilu icc gamg bjacobi; do
     np=1; [ $pc = bjacobi ] && np=2
@@ -692,8 +692,8 @@ elif [ "$BACKEND" = cuda ]; then
   done
   t_fn spgemm_warmup_ellrt spgemm_warmup 1 ellrt
   t_fn spgemm_warmup_pellr_np2 spgemm_warmup 2 pellr
-elif wanted pc_copies_ilu_ellrt; then
-  echo "# pc_copies_* not run: ELLR_BACKEND=$BACKEND (they compare with aijcusparse on the GPU machine: tests/gpu/run.sh)"
+elif wanted pc_copies_ilu_ellrt spgemm_warmup_ellrt spgemm_warmup_pellr_np2; then
+  echo "# pc_copies_*, spgemm_warmup_* not run: ELLR_BACKEND=$BACKEND (they run aijcusparse-based solves on the GPU machine: tests/gpu/run.sh)"
 fi
 # (storage under 1 MB is never refused: the case needs a matrix of some size)
 t_err bad_max_fill_exceeded "max fill 2.*-mat_type pellr" -- "$EX1" -n 30 -mat_type ellrt -mat_ellr_threads_per_row 32 -mat_ellr_max_fill 2 $ENGINE

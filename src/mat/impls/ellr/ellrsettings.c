@@ -78,7 +78,7 @@ PetscErrorCode MatELLRSettingsFromOptions(Mat A, MatELLROptionItems PetscOptions
 #endif
     s->cusparse_base = cb;
   }
-  PetscCall(PetscOptionsBool("-mat_ellr_spgemm_warmup", "On the aijcusparse base: before the process's first sparse x sparse product with this type (GAMG's Galerkin products), run cuSPARSE's SpGEMM once on a 1000-row matrix (GAMG set-ups stopped inside cuSPARSE's SpGEMM now and then without it; README, Troubleshooting)", "MATELLR", warmup, &warmup, NULL));
+  PetscCall(PetscOptionsBool("-mat_ellr_spgemm_warmup", "aijcusparse base: run cuSPARSE's SpGEMM once on a small matrix before this process's first MatProduct with these types (GAMG set-ups stopped inside cuSPARSE's SpGEMM now and then without it)", "MATELLR", warmup, &warmup, NULL));
   PetscCall(PetscOptionsBool("-mat_ellr_verify", "Check every GPU matrix-vector product against the CPU engine (slow; for debugging; not C = A B with B dense)", "MATELLR", verify, &verify, NULL));
   PetscOptionsHeadEnd();
   PetscCall(PetscObjectGetOptionsPrefix((PetscObject)A, &pre));

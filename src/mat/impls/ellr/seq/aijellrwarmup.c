@@ -1,5 +1,5 @@
 /*
-  aijellrwarmup.c - cuSPARSE's SpGEMM run once on a small matrix before a process's first sparse x sparse product
+  aijellrwarmup.c - cuSPARSE's SpGEMM run once on a small matrix before a process's first MatProduct
   with MATELLR/MATPELLR on the aijcusparse base (-mat_ellr_spgemm_warmup, default true).
 
   Why: GAMG set-ups with these types (ex1, 27-point Poisson 100^3, smoothed aggregation) stopped now and then inside
@@ -10,8 +10,8 @@
   them beside control runs without it that stopped 7 times in 17 (doc/performance.md, Solves, "Preconditioners").
   The cause inside cuSPARSE is not established.
 
-  What it costs: two products of 1000 rows, once per process (the ELLRWarmUp event of -log_view, ~1% of a GAMG run of
-  ex1 100^3); the cuSPARSE code it loads would be loaded by the first real product anyway.
+  What it costs: two products of 1000 rows, once per process (the ELLRWarmUp event of -log_view: 1% of a GAMG run of
+  ex1 100^3, about 0.05-0.1 s); the cuSPARSE code it loads would be loaded by the first real product anyway.
 */
 #include "../ellrimpl.h"
 
@@ -43,9 +43,11 @@ static PetscErrorCode MatSeqAIJELLRWarmUpMatrix(PetscInt n, Mat *W)
 }
 
 /*
-  Called by the symbolic phase of a sparse x sparse product C of a matrix of these types: the first time in the
+  Called by the symbolic phase of a product C of a matrix of these types (any but C = A B with B dense on the
+  ELLPACK-R storage; most are sparse x sparse, and a few others pay the warm-up without needing it): the first time in the
   process, unless that matrix's settings say -mat_ellr_spgemm_warmup false, W2 = W W and W2^T W W2 with W the
-  27-point Laplacian on a 10^3 grid (rows of up to 27, 125, 343 and 729 entries along the way), all plain aijcusparse
+  27-point Laplacian on a 10^3 grid (rows of up to 27, 125, 343 and 1000 entries along the way; the last
+  product is half full, 512000 nonzeros), all plain aijcusparse
   matrices: the SpGEMM calls of aijcusparse's AB and PtAP.
 */
 PetscErrorCode MatSeqAIJELLRWarmUpSpGEMM(Mat C)
@@ -62,6 +64,8 @@ PetscErrorCode MatSeqAIJELLRWarmUpSpGEMM(Mat C)
   if (!e && p->C) e = MatSeqAIJELLRGetData(p->C);
   if (!e || !e->cusparse || !e->settings.spgemm_warmup) PetscFunctionReturn(0);
   done = PETSC_TRUE;
+  /* said before the work too: should a GPU ever stop inside the warm-up itself, -info shows it */
+  PetscCall(PetscInfo(C, "Warm-up: cuSPARSE's SpGEMM on a 1000-row matrix of its own, before the first product of a petsc-ellr matrix in this process\n"));
   PetscCall(PetscLogEventBegin(MAT_ELLRWarmUp, C, 0, 0, 0));
   PetscCall(MatSeqAIJELLRWarmUpMatrix(10, &W));
   PetscCall(MatMatMult(W, W, MAT_INITIAL_MATRIX, PETSC_DETERMINE, &W2));
@@ -70,7 +74,7 @@ PetscErrorCode MatSeqAIJELLRWarmUpSpGEMM(Mat C)
   PetscCall(MatDestroy(&W2));
   PetscCall(MatDestroy(&W));
   PetscCall(PetscLogEventEnd(MAT_ELLRWarmUp, C, 0, 0, 0));
-  PetscCall(PetscInfo(C, "cuSPARSE's SpGEMM run once on a 1000-row matrix before the first sparse product of a petsc-ellr matrix (-mat_ellr_spgemm_warmup false: not)\n"));
+  PetscCall(PetscInfo(C, "cuSPARSE's SpGEMM run once on a 1000-row matrix before the first product of a petsc-ellr matrix (turn off with -mat_ellr_spgemm_warmup false)\n"));
   PetscFunctionReturn(0);
 }
 
