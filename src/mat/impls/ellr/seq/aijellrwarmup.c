@@ -64,8 +64,6 @@ PetscErrorCode MatSeqAIJELLRWarmUpSpGEMM(Mat C)
   if (!e && p->C) e = MatSeqAIJELLRGetData(p->C);
   if (!e || !e->cusparse || !e->settings.spgemm_warmup) PetscFunctionReturn(0);
   done = PETSC_TRUE;
-  /* said before the work too: should a GPU ever stop inside the warm-up itself, -info shows it */
-  PetscCall(PetscInfo(C, "Warm-up: cuSPARSE's SpGEMM on a 1000-row matrix of its own, before the first product of a petsc-ellr matrix in this process\n"));
   PetscCall(PetscLogEventBegin(MAT_ELLRWarmUp, C, 0, 0, 0));
   PetscCall(MatSeqAIJELLRWarmUpMatrix(10, &W));
   PetscCall(MatMatMult(W, W, MAT_INITIAL_MATRIX, PETSC_DETERMINE, &W2));
@@ -74,7 +72,7 @@ PetscErrorCode MatSeqAIJELLRWarmUpSpGEMM(Mat C)
   PetscCall(MatDestroy(&W2));
   PetscCall(MatDestroy(&W));
   PetscCall(PetscLogEventEnd(MAT_ELLRWarmUp, C, 0, 0, 0));
-  PetscCall(PetscInfo(C, "cuSPARSE's SpGEMM run once on a 1000-row matrix before the first product of a petsc-ellr matrix (turn off with -mat_ellr_spgemm_warmup false)\n"));
+  PetscCall(PetscInfo(C, "cuSPARSE's SpGEMM run once on a 1000-row matrix before the first sparse product of a petsc-ellr matrix (-mat_ellr_spgemm_warmup false: not)\n"));
   PetscFunctionReturn(0);
 }
 
