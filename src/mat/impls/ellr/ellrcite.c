@@ -49,15 +49,15 @@ static const char ellr_cite_ipcsr[] = "@article{gao2016ipcsr,\n"
 static PetscBool ellr_cited_ellrt, ellr_cited_pellr, ellr_cited_pjds, ellr_cited_csrv, ellr_cited_ipcsr;
 
 /* family: the GPU kernel family in use (ELLR_FAMILY_*), or -1 for the CPU storage */
-PetscErrorCode MatELLRRegisterCitations(MatELLRFormat format, int family)
+PetscErrorCode MatELLRRegisterCitations(MatType format, int family)
 {
   PetscFunctionBegin;
   if (family == ELLR_FAMILY_CSR_VECTOR) PetscCall(PetscCitationsRegister(ellr_cite_csrv, &ellr_cited_csrv));
   else if (family == ELLR_FAMILY_IPCSR) PetscCall(PetscCitationsRegister(ellr_cite_ipcsr, &ellr_cited_ipcsr));
   else PetscCall(PetscCitationsRegister(ellr_cite_ellrt, &ellr_cited_ellrt));
-  if (format == MAT_ELLR_FORMAT_PELLR) {
+  if (format && format[0] == 'p') { /* MATPELLR */
     PetscCall(PetscCitationsRegister(ellr_cite_pellr, &ellr_cited_pellr));
     PetscCall(PetscCitationsRegister(ellr_cite_pjds, &ellr_cited_pjds));
   }
-  PetscFunctionReturn(0);
+  PetscFunctionReturn(PETSC_SUCCESS);
 }

@@ -11,16 +11,14 @@ typedef PetscOptionItems *MatELLROptionItems;
 typedef PetscOptionItems MatELLROptionItems;
 #endif
 
+/* PETSc 3.19 named the success code. */
+#if PETSC_VERSION_LT(3, 19, 0)
+  #define PETSC_SUCCESS 0
+#endif
+
 /* PETSc 3.20 renamed the pointer checks. */
 #if PETSC_VERSION_LT(3, 20, 0)
   #define PetscAssertPointer(p, n) PetscValidPointer(p, n)
-#endif
-
-/* PETSc 3.23 renamed a container's destroy callback (it takes the address of the pointer now). */
-#if PETSC_VERSION_LT(3, 23, 0)
-  #define MatELLRContainerFreesPointer(c) PetscContainerSetUserDestroy(c, PetscContainerUserDestroyDefault)
-#else
-  #define MatELLRContainerFreesPointer(c) PetscContainerSetCtxDestroy(c, PetscCtxDestroyDefault)
 #endif
 
 /* GPU timing/flop logging exists when PETSc was built with a device backend. */

@@ -1,13 +1,11 @@
 /* ellrreg.c - registration of the petsc-ellr types with PETSc, log events, public queries. */
 #include "ellrimpl.h"
 
-PetscLogEvent     MAT_ELLRMult, MAT_ELLRMatMult, MAT_ELLRBuild, MAT_ELLRTune, MAT_ELLRCopyToGPU, MAT_ELLRWarmUp;
+PetscLogEvent     MAT_ELLRMult, MAT_ELLRBuild, MAT_ELLRTune, MAT_ELLRCopyToGPU;
 const char *const MatELLRBackends[] = {"auto", "cuda", "cpu", "aij", "MatELLRBackend", "MAT_ELLR_BACKEND_", NULL};
 /* in the order of ELLR_TUNE_MODEL, ELLR_TUNE_EXHAUSTIVE, ELLR_TUNE_NONE */
 const char *const MatELLRTuneModes[] = {"model", "exhaustive", "none", "MatELLRTune", "MAT_ELLR_TUNE_", NULL};
 const char *const MatELLRKernels[]   = {"sliced", "auto", "csr_vector", "ipcsr", "MatELLRKernel", "MAT_ELLR_KERNEL_", NULL};
-const char *const MatELLRLongJoins[] = {"segmented", "atomic", "MatELLRLongJoin", "MAT_ELLR_LONG_JOIN_", NULL};
-const char *const MatELLRTransposes[] = {"stored", "atomic", "MatELLRTranspose", "MAT_ELLR_TRANSPOSE_", NULL};
 
 static PetscBool PetscELLRPackageInitialized = PETSC_FALSE;
 
@@ -34,7 +32,7 @@ static PetscErrorCode PetscELLRFinalizePackage(void)
   PetscFunctionBegin;
   ellr_set_host_allocator(NULL);
   PetscELLRPackageInitialized = PETSC_FALSE;
-  PetscFunctionReturn(0);
+  PetscFunctionReturn(PETSC_SUCCESS);
 }
 
 /*@C
@@ -55,7 +53,7 @@ static PetscErrorCode PetscELLRFinalizePackage(void)
 PetscErrorCode PetscELLRInitializePackage(void)
 {
   PetscFunctionBegin;
-  if (PetscELLRPackageInitialized) PetscFunctionReturn(0);
+  if (PetscELLRPackageInitialized) PetscFunctionReturn(PETSC_SUCCESS);
 #if defined(PETSC_USE_COMPLEX) || !defined(PETSC_USE_REAL_DOUBLE)
   SETERRQ(PETSC_COMM_SELF, PETSC_ERR_SUP, "petsc-ellr needs a PETSc configured with real double-precision scalars (--with-scalar-type=real --with-precision=double); this PETSc has another scalar type: point PETSC_DIR at a real double build");
 #else
@@ -66,24 +64,21 @@ PetscErrorCode PetscELLRInitializePackage(void)
     ellr_set_host_allocator(&alloc); /* before the first matrix: every engine block goes back through PetscFree */
   }
   PetscCall(PetscLogEventRegister("ELLRMult", MAT_CLASSID, &MAT_ELLRMult));
-  PetscCall(PetscLogEventRegister("ELLRMatMult", MAT_CLASSID, &MAT_ELLRMatMult));
   PetscCall(PetscLogEventRegister("ELLRBuild", MAT_CLASSID, &MAT_ELLRBuild));
   PetscCall(PetscLogEventRegister("ELLRTune", MAT_CLASSID, &MAT_ELLRTune));
   PetscCall(PetscLogEventRegister("ELLRCopyToGPU", MAT_CLASSID, &MAT_ELLRCopyToGPU));
-  PetscCall(PetscLogEventRegister("ELLRWarmUp", MAT_CLASSID, &MAT_ELLRWarmUp));
-  PetscCall(MatRegister(MATSEQAIJELLRT, MatCreate_SeqAIJELLRT));
-  PetscCall(MatRegister(MATMPIAIJELLRT, MatCreate_MPIAIJELLRT));
-  PetscCall(MatRegister(MATSEQAIJPELLR, MatCreate_SeqAIJPELLR));
-  PetscCall(MatRegister(MATMPIAIJPELLR, MatCreate_MPIAIJPELLR));
-  PetscCall(MatRegisterRootName(MATELLR, MATSEQAIJELLRT, MATMPIAIJELLRT));
-  PetscCall(MatRegisterRootName(MATPELLR, MATSEQAIJPELLR, MATMPIAIJPELLR));
-#if defined(PETSCELLR_CUSPARSE_BASE)
-  PetscCall(MatSeqAIJELLRRegisterCUSPARSEFactors());
-#endif
+  /* The names create genuine AIJ (aijcusparse) matrices with the library attached (ellrtype.c): no root name, so
+     that MatSetType() hands "ellrt" itself to the create function, which picks seq or mpi by the communicator. */
+  PetscCall(MatRegister(MATELLR, MatCreate_ELLRT));
+  PetscCall(MatRegister(MATPELLR, MatCreate_PELLR));
+  PetscCall(MatRegister(MATSEQAIJELLRT, MatCreate_SeqELLRT));
+  PetscCall(MatRegister(MATMPIAIJELLRT, MatCreate_MPIELLRT));
+  PetscCall(MatRegister(MATSEQAIJPELLR, MatCreate_SeqPELLR));
+  PetscCall(MatRegister(MATMPIAIJPELLR, MatCreate_MPIPELLR));
   PetscCall(PetscRegisterFinalize(PetscELLRFinalizePackage));
   PetscELLRPackageInitialized = PETSC_TRUE; /* only once everything is registered */
 #endif
-  PetscFunctionReturn(0);
+  PetscFunctionReturn(PETSC_SUCCESS);
 }
 
 /* Called by PETSc when it opens libpetscellr.so (-dll_append): the name must be the file name
@@ -92,61 +87,124 @@ PETSC_EXTERN PetscErrorCode PetscDLLibraryRegister_petscellr(void)
 {
   PetscFunctionBegin;
   PetscCall(PetscELLRInitializePackage());
-  PetscFunctionReturn(0);
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* The data of A and, for an MPI matrix, of its blocks (NULL where a block carries none yet). */
+static PetscErrorCode MatELLRGetDataAndBlocks(Mat A, Mat_ELLR **e, Mat_ELLR *be[2])
+{
+  Mat blk[2] = {NULL, NULL};
+
+  PetscFunctionBegin;
+  be[0] = be[1] = NULL;
+  PetscCall(MatELLRGetData(A, e));
+  if (!*e || !(*e)->mpi) PetscFunctionReturn(PETSC_SUCCESS);
+  PetscCall(MatMPIAIJGetSeqAIJ(A, &blk[0], &blk[1], NULL));
+  for (PetscInt k = 0; k < 2; k++)
+    if (blk[k]) PetscCall(MatELLRGetData(blk[k], &be[k]));
+  PetscFunctionReturn(PETSC_SUCCESS);
 }
 
 /*@
-  MatELLRGetProductCount - Number of products (MatMult, MatMultAdd, MatMultTranspose, MatMultTransposeAdd)
-  that ran on the ELLPACK-R storage of this matrix; for a parallel matrix the smaller of the counts of this
-  process's diagonal and off-diagonal blocks, so that a block whose products did not run on the storage shows.
+  MatELLRGetFormat - The ELLPACK-R format whose products a matrix runs: `MATELLR` ("ellrt"), `MATPELLR` ("pellr"), or
+  `NULL` for a matrix without them
 
   Not Collective
 
   Input Parameter:
-. A - a `MATELLR` or `MATPELLR` matrix
+. A - any matrix
+
+  Output Parameter:
+. format - `MATELLR`, `MATPELLR` or `NULL`
+
+  Notes:
+  A matrix made with `MatSetType()` or `MatConvert()` to `MATELLR` or `MATPELLR` is a genuine `MATAIJ` (`MATAIJCUSPARSE`
+  with a PETSc built with CUDA and a GPU): `MatGetType()` names that base type, so that every PETSc routine that works
+  with it works unchanged; only its products `MatMult()`, `MatMultAdd()`, `MatMultTranspose()` and
+  `MatMultTransposeAdd()` run on the ELLPACK-R storage.  This function, -mat_view ::ascii_info and the ELLRMult event
+  of -log_view say the format.  `MatSetType()` to the base type, `MatHeaderReplace()` and `MatConvert()` to another type
+  leave a matrix without the format.
+
+  Level: beginner
+
+.seealso: `MATELLR`, `MATPELLR`, `MatELLRGetProductCount()`
+@*/
+PetscErrorCode MatELLRGetFormat(Mat A, MatType *format)
+{
+  Mat_ELLR *e;
+
+  PetscFunctionBegin;
+  PetscValidHeaderSpecific(A, MAT_CLASSID, 1);
+  PetscAssertPointer(format, 2);
+  PetscCall(MatELLRGetData(A, &e));
+  *format = e ? (MatELLRIsPELLR(&e->settings) ? MATPELLR : MATELLR) : NULL;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/*@
+  MatELLRGetProductCount - Number of products (`MatMult()`, `MatMultAdd()`, `MatMultTranspose()`,
+  `MatMultTransposeAdd()`) that ran on the ELLPACK-R storage of this matrix; for a parallel matrix the smaller of the
+  counts of this process's diagonal and off-diagonal blocks, so that a block whose products did not run on the
+  storage shows
+
+  Not Collective
+
+  Input Parameter:
+. A - any matrix (0 for one without the ELLPACK-R products)
 
   Output Parameter:
 . count - the number of products
 
   Notes:
-  Tests use it to prove that the plugin's kernels ran rather than a base-class (AIJ) product.  With the
-  backend `MAT_ELLR_BACKEND_AIJ` (the automatic choice without a GPU) products are AIJ's and are not counted.
+  Tests use it to prove that the library's kernels ran rather than the base type's product.  With the backend
+  `MAT_ELLR_BACKEND_AIJ` (the automatic choice without a GPU) or a matrix bound to the CPU the products are the base
+  type's and are not counted.
 
   Level: developer
 
-.seealso: `MATELLR`, `MATPELLR`
+.seealso: `MATELLR`, `MATPELLR`, `MatELLRGetFormat()`
 @*/
 PetscErrorCode MatELLRGetProductCount(Mat A, PetscInt *count)
 {
+  Mat_ELLR *e, *be[2];
+
   PetscFunctionBegin;
   PetscValidHeaderSpecific(A, MAT_CLASSID, 1);
   PetscAssertPointer(count, 2);
-  PetscUseMethod(A, "MatELLRGetProductCount_C", (Mat, PetscInt *), (A, count));
-  PetscFunctionReturn(0);
+  PetscCall(MatELLRGetDataAndBlocks(A, &e, be));
+  if (!e) *count = 0;
+  else if (!e->mpi) *count = e->nproducts;
+  else *count = PetscMin(be[0] ? be[0]->nproducts : 0, be[1] ? be[1]->nproducts : 0);
+  PetscFunctionReturn(PETSC_SUCCESS);
 }
 
 /*@
   MatELLRGetBackend - Where the products of this matrix run: `MAT_ELLR_BACKEND_CUDA` (ELLPACK-R on the GPU),
-  `MAT_ELLR_BACKEND_CPU` (ELLPACK-R on the CPU) or `MAT_ELLR_BACKEND_AIJ` (AIJ's own products), as resolved from
-  -mat_ellr_backend.
+  `MAT_ELLR_BACKEND_CPU` (ELLPACK-R on the CPU) or `MAT_ELLR_BACKEND_AIJ` (the base type's own products), as resolved
+  from -mat_ellr_backend
 
   Not Collective
 
   Input Parameter:
-. A - a `MATELLR` or `MATPELLR` matrix
+. A - a matrix of type `MATELLR` or `MATPELLR`
 
   Output Parameter:
 . backend - the backend
 
   Level: intermediate
 
-.seealso: `MATELLR`, `MATPELLR`
+.seealso: `MATELLR`, `MATPELLR`, `MatELLRGetFormat()`
 @*/
 PetscErrorCode MatELLRGetBackend(Mat A, MatELLRBackend *backend)
 {
+  Mat_ELLR *e;
+
   PetscFunctionBegin;
   PetscValidHeaderSpecific(A, MAT_CLASSID, 1);
   PetscAssertPointer(backend, 2);
-  PetscUseMethod(A, "MatELLRGetBackend_C", (Mat, MatELLRBackend *), (A, backend));
-  PetscFunctionReturn(0);
+  PetscCall(MatELLRGetData(A, &e));
+  PetscCheck(e, PETSC_COMM_SELF, PETSC_ERR_ARG_WRONG, "The matrix (type %s) has no ELLPACK-R products: set its type with -mat_type ellrt or pellr (MatSetType(), MatConvert())", ((PetscObject)A)->type_name);
+  PetscCall(MatELLRResolve(e));
+  *backend = e->backend;
+  PetscFunctionReturn(PETSC_SUCCESS);
 }

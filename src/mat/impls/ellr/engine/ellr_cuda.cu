@@ -48,7 +48,6 @@
 #include <ctime>
 #include <cuda_runtime.h>
 #include <mutex>
-#include <thread>
 
 struct ellr_cuda_matrix {
   ellr_plan       plan;
@@ -1091,38 +1090,15 @@ static ellr_status create_device(ellr_cuda_matrix *d, const ellr_csr *a, cudaStr
   TRY(copy_csr_array(d, a, 0, d->d_csr_rowptr, rpb, c.aux));
   CU(cudaStreamSynchronize(c.aux));
 
-  /* Column indices and values are page-locked and copied by a second host thread on the second stream while
-     this one plans: page-locking is host (kernel) work, and a pageable copy holds the thread that queues it
-     while the driver stages it (~7 GB/s), whereas the plan mostly waits for the GPU.  Under ELLR_PIN_MIN of values
-     (nothing page-locked, a copy of well under a millisecond) this thread queues the copies itself: starting a
-     thread would cost about as much. */
+  /* Column indices and values are copied on the second stream while this thread plans on the first: a device
+     copy (from aijcusparse's device CSR) or a host copy queue at once, so the plan overlaps them. */
   int dev = 0;
   CU(cudaGetDevice(&dev));
+  (void)dev;
   CU(cudaEventRecord(c.up0, c.aux));
-  ellr_status up_st = ELLR_OK;
-  char        up_err[512];
-  up_err[0]          = 0;
-  auto upload_arrays = [&]() {
-    cudaError_t e = cudaSetDevice(dev);
-    if (e != cudaSuccess) up_st = cu_err(e, "cudaSetDevice (upload)", __LINE__);
-    if (!up_st) up_st = copy_csr_array(d, a, 1, d->d_csr_col, (size_t)nnz * sizeof(int32_t), c.aux);
-    if (!up_st) up_st = copy_csr_array(d, a, 2, d->d_csr_val, (size_t)nnz * sizeof(double), c.aux);
-    if (!up_st && (e = cudaEventRecord(c.up1, c.aux)) != cudaSuccess) up_st = cu_err(e, "cudaEventRecord", __LINE__);
-    if (up_st) snprintf(up_err, sizeof(up_err), "%s", ellr_last_error()); /* the error text is per thread */
-  };
-  const size_t        vbytes   = (size_t)nnz * sizeof(double);
-  const int           threaded = vbytes >= ELLR_PIN_MIN && !a->d_val; /* device-to-device copies queue at once */
-  ellr_pooled_scratch pooled(threaded && vbytes >= ELLR_POOLED_MIN); /* the plan's frees do not wait for the upload (ellr_cuda_util.cuh) */
-  std::thread         uploader;
-  if (threaded) uploader = std::thread(upload_arrays);
-  else upload_arrays();
-  struct joiner {
-    std::thread &t;
-    ~joiner()
-    {
-      if (t.joinable()) t.join(); /* on every path: the thread uses d, a and c */
-    }
-  } join_uploader{uploader};
+  TRY(copy_csr_array(d, a, 1, d->d_csr_col, (size_t)nnz * sizeof(int32_t), c.aux));
+  TRY(copy_csr_array(d, a, 2, d->d_csr_val, (size_t)nnz * sizeof(double), c.aux));
+  CU(cudaEventRecord(c.up1, c.aux));
 
   double  t1     = ellr_wall_ms();
   int32_t maxlen = 0;
@@ -1202,9 +1178,8 @@ static ellr_status create_device(ellr_cuda_matrix *d, const ellr_csr *a, cudaStr
   d->info.plan_ms          = ellr_wall_ms() - t0;
 
   t1 = ellr_wall_ms();
-  if (uploader.joinable()) uploader.join(); /* joined: the joiner's join becomes a no-op */
+  CU(cudaEventSynchronize(c.up1));
   d->info.upload_wait_ms = ellr_wall_ms() - t1;
-  if (up_st) return ellr_error(up_st, "%s", up_err);
 
   d->bs = d->params.block_size ? d->params.block_size : (d->cached ? ch.bs : 256); /* ellr_cuda_tune applies the rest of a cached choice */
   CU(cudaStreamWaitEvent(s, c.up1, 0));

@@ -1,0 +1,293 @@
+/*
+  ellrpatch.c - how the ELLPACK-R products hang on a genuine AIJ / aijcusparse matrix: the composed container, the
+  operations replaced in struct _MatOps, and the replaced operations common to sequential and MPI matrices.
+
+  Invariants:
+  - A matrix carries the library's data exactly when its view operation is one of MatView_ELLRT / MatView_PELLR (the
+    format) and the container MAT_ELLR_KEY is composed on it.  MatSetType() to another type zeroes the operations, so a
+    container left behind is ignored (and dropped at the next query).
+  - Each replaced slot keeps the base type's function in Mat_ELLR.base; a base operation that changes the slots
+    (MatBindToCPU(), MatAssemblyEnd() of AIJ's I-node code) is followed by MatELLRPatch(), which takes the new base
+    functions and puts the library's back.
+  - A header merge keeps A's operations but not, in PETSc 3.18, its composed objects: the products then re-attach with
+    the format their view slot names, A's options and the base functions of a fresh matrix of A's type.
+*/
+#include "ellrimpl.h"
+
+static PetscErrorCode MatELLRContainerDestroy(void **ctx)
+{
+  PetscFunctionBegin;
+  PetscCall(MatELLRDataDestroy((Mat_ELLR *)*ctx));
+  *ctx = NULL;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+#if PETSC_VERSION_LT(3, 23, 0)
+static PetscErrorCode MatELLRContainerDestroyOld(void *ctx)
+{
+  return MatELLRContainerDestroy(&ctx);
+}
+#endif
+
+static PetscBool MatELLRViewIsOurs(Mat A)
+{
+  return (PetscBool)(A->ops->view == MatView_ELLRT || A->ops->view == MatView_PELLR);
+}
+
+static MatELLROpFn *MatELLRSlot(struct _MatOps *ops, size_t offset)
+{
+  return (MatELLROpFn *)(void *)((char *)ops + offset);
+}
+
+/* The library's data on A, or NULL where A carries none. */
+PetscErrorCode MatELLRGetData(Mat A, Mat_ELLR **e)
+{
+  PetscContainer c = NULL;
+
+  PetscFunctionBegin;
+  *e = NULL;
+  PetscCall(PetscObjectQuery((PetscObject)A, MAT_ELLR_KEY, (PetscObject *)&c));
+  if (!c) PetscFunctionReturn(PETSC_SUCCESS);
+  if (!MatELLRViewIsOurs(A)) { /* left behind by MatSetType() to another type */
+    PetscCall(PetscObjectCompose((PetscObject)A, MAT_ELLR_KEY, NULL));
+    PetscFunctionReturn(PETSC_SUCCESS);
+  }
+  PetscCall(PetscContainerGetPointer(c, (void **)e));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* The operations of a fresh matrix of the given type, kept once per type (at most a few: seqaij, mpiaij and their
+   aijcusparse variants): the base of a slot whose own base was lost with the container. */
+static PetscErrorCode MatELLRPristineOps(Mat A, const struct _MatOps **ops)
+{
+  static struct {
+    char           type[64];
+    struct _MatOps ops;
+  } known[8];
+  static PetscInt nknown = 0;
+  const char     *type   = ((PetscObject)A)->type_name;
+  Mat             T;
+  PetscBool       same;
+
+  PetscFunctionBegin;
+  PetscCheck(type, PETSC_COMM_SELF, PETSC_ERR_PLIB, "A matrix of the petsc-ellr types lost its data and its type name together");
+  for (PetscInt k = 0; k < nknown; k++) {
+    PetscCall(PetscStrcmp(known[k].type, type, &same));
+    if (same) {
+      *ops = &known[k].ops;
+      PetscFunctionReturn(PETSC_SUCCESS);
+    }
+  }
+  PetscCheck(nknown < 8, PETSC_COMM_SELF, PETSC_ERR_PLIB, "petsc-ellr: too many base types");
+  PetscCall(MatCreate(PETSC_COMM_SELF, &T));
+  PetscCall(MatSetType(T, type));
+  known[nknown].ops = *T->ops;
+  PetscCall(MatDestroy(&T));
+  PetscCall(PetscStrncpy(known[nknown].type, type, sizeof(known[nknown].type)));
+  *ops = &known[nknown++].ops;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* Puts the library's operations into A's slots; a slot that holds another function gives it to e->base first.  A slot
+   already holding ours keeps e->base, or (a new container) takes src's base, or a fresh matrix's. */
+static PetscErrorCode MatELLRPatch(Mat A, Mat_ELLR *e, PetscBool fresh, Mat_ELLR *src)
+{
+  const struct _MatOps *pristine = NULL;
+
+  PetscFunctionBegin;
+  for (PetscInt k = 0; k < e->nown; k++) {
+    MatELLROpFn *slot = MatELLRSlot(A->ops, e->own[k].offset), *base = MatELLRSlot(&e->base, e->own[k].offset);
+
+    if (*slot != e->own[k].fn) *base = *slot;
+    else if (fresh && src) *base = *MatELLRSlot(&src->base, e->own[k].offset);
+    else if (fresh) {
+      if (!pristine) PetscCall(MatELLRPristineOps(A, &pristine));
+      *base = *MatELLRSlot((struct _MatOps *)pristine, e->own[k].offset);
+    }
+    PetscCheck(*base != e->own[k].fn, PETSC_COMM_SELF, PETSC_ERR_PLIB, "petsc-ellr: an operation of %s would call itself", ((PetscObject)A)->type_name);
+    *slot = e->own[k].fn;
+  }
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/*
+  Attaches (or re-attaches) the library to A: the container with the settings, and the operations of own[] (whose
+  view slot names the format).  src: the matrix A was copied from, whose base operations A shares.  A change of
+  settings drops the storage (rebuilt at the next product).
+*/
+PetscErrorCode MatELLRAttachOps(Mat A, const MatELLRSettings *s, const MatELLROp own[], PetscInt nown, Mat_ELLR *src, Mat_ELLR **out)
+{
+  Mat_ELLR *e;
+  PetscBool fresh = PETSC_FALSE;
+
+  PetscFunctionBegin;
+  PetscCall(MatELLRGetData(A, &e));
+  if (!e) {
+    PetscContainer c;
+
+    PetscCall(PetscNew(&e));
+    PetscCall(PetscContainerCreate(PETSC_COMM_SELF, &c));
+    PetscCall(PetscContainerSetPointer(c, e));
+#if PETSC_VERSION_LT(3, 23, 0)
+    PetscCall(PetscContainerSetUserDestroy(c, MatELLRContainerDestroyOld));
+#else
+    PetscCall(PetscContainerSetCtxDestroy(c, MatELLRContainerDestroy));
+#endif
+    PetscCall(PetscObjectCompose((PetscObject)A, MAT_ELLR_KEY, (PetscObject)c));
+    PetscCall(PetscContainerDestroy(&c));
+    e->settings = *s;
+    fresh       = PETSC_TRUE;
+  } else if (!MatELLRSettingsEqual(&e->settings, s)) {
+    PetscCall(MatELLRFreeStorage(e));
+    e->settings = *s;
+  }
+  e->own  = own;
+  e->nown = nown;
+  PetscCall(PetscStrbeginswith(((PetscObject)A)->type_name, "mpi", &e->mpi));
+  PetscCall(MatELLRPatch(A, e, fresh, src));
+  if (out) *out = e;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* The library's data on A; where a header merge lost it but A still has our operations, attached again. */
+PetscErrorCode MatELLRGetDataOrRecover(Mat A, const MatELLROp own[], PetscInt nown, Mat_ELLR **e)
+{
+  MatELLRSettings s;
+
+  PetscFunctionBegin;
+  PetscCall(MatELLRGetData(A, e));
+  if (*e || !MatELLRViewIsOurs(A)) PetscFunctionReturn(PETSC_SUCCESS);
+  PetscCall(MatELLRSettingsDefault(A->ops->view == MatView_PELLR ? MATPELLR : MATELLR, &s));
+  PetscCall(MatELLRSettingsFromOptionsDatabase(A, &s));
+  PetscCall(PetscInfo(A, "The matrix's header was replaced by another matrix's data: the %s storage is attached again with its options\n", s.format));
+  PetscCall(MatELLRAttachOps(A, &s, own, nown, NULL, e));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* The base function of a replaced slot: e's, or a fresh matrix's when A lost e. */
+PetscErrorCode MatELLRBaseOp(Mat A, Mat_ELLR *e, size_t offset, MatELLROpFn *fn)
+{
+  const struct _MatOps *pristine;
+
+  PetscFunctionBegin;
+  if (e) *fn = *MatELLRSlot(&e->base, offset);
+  else {
+    PetscCall(MatELLRPristineOps(A, &pristine));
+    *fn = *MatELLRSlot((struct _MatOps *)pristine, offset);
+  }
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+#define MatELLRBase(A, e, name, fn) MatELLRBaseOp(A, e, offsetof(struct _MatOps, name), (MatELLROpFn *)(fn))
+
+/* A copy keeps the format and settings (MatConvert() to the base type goes through here too: the format stays). */
+PetscErrorCode MatDuplicate_ELLR(Mat A, MatDuplicateOption op, Mat *B)
+{
+  Mat_ELLR *e;
+  PetscErrorCode (*base)(Mat, MatDuplicateOption, Mat *);
+
+  PetscFunctionBegin;
+  PetscCall(MatELLRGetData(A, &e));
+  PetscCall(MatELLRBase(A, e, duplicate, &base));
+  PetscCall((*base)(A, op, B));
+  if (e) PetscCall(MatELLRAttachOps(*B, &e->settings, e->own, e->nown, e, NULL));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* aijcusparse's MatBindToCPU() installs its host or device products: ours go back over them. */
+PetscErrorCode MatBindToCPU_ELLR(Mat A, PetscBool flg)
+{
+  Mat_ELLR *e;
+  PetscErrorCode (*base)(Mat, PetscBool);
+
+  PetscFunctionBegin;
+  PetscCall(MatELLRGetData(A, &e));
+  PetscCall(MatELLRBase(A, e, bindtocpu, &base));
+  if (base) PetscCall((*base)(A, flg));
+  if (e) PetscCall(MatELLRPatch(A, e, PETSC_FALSE, NULL));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* AIJ's assembly may install its I-node products (PETSc 3.18): ours go back over them. */
+PetscErrorCode MatAssemblyEnd_ELLR(Mat A, MatAssemblyType type)
+{
+  Mat_ELLR *e;
+  PetscErrorCode (*base)(Mat, MatAssemblyType);
+
+  PetscFunctionBegin;
+  PetscCall(MatELLRGetData(A, &e));
+  PetscCall(MatELLRBase(A, e, assemblyend, &base));
+  if (base) PetscCall((*base)(A, type));
+  if (e) PetscCall(MatELLRPatch(A, e, PETSC_FALSE, NULL));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* The base type's options, then ours in the same block (so -help lists them under the matrix's prefix). */
+PetscErrorCode MatSetFromOptions_ELLR(Mat A, MatELLROptionItems PetscOptionsObject)
+{
+  Mat_ELLR       *e;
+  MatELLRSettings s;
+  PetscErrorCode (*base)(Mat, MatELLROptionItems);
+
+  PetscFunctionBegin;
+  PetscCall(MatELLRGetData(A, &e));
+  PetscCall(MatELLRBase(A, e, setfromoptions, &base));
+  if (base) PetscCall((*base)(A, PetscOptionsObject));
+  if (!e) PetscFunctionReturn(PETSC_SUCCESS);
+  s = e->settings;
+  PetscCall(MatELLRSettingsFromOptions(A, PetscOptionsObject, &s));
+  if (!MatELLRSettingsEqual(&s, &e->settings)) {
+    PetscCall(MatELLRFreeStorage(e));
+    e->settings = s;
+  }
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* -mat_view ::ascii_info: MatGetType() names the base type, so this says the format, where products run and what
+   the storage costs (for an MPI matrix, this process's blocks on the first process). */
+static PetscErrorCode MatView_ELLR(Mat A, PetscViewer viewer)
+{
+  Mat_ELLR         *e;
+  PetscViewerFormat format;
+  PetscBool         ascii;
+  PetscErrorCode (*base)(Mat, PetscViewer);
+
+  PetscFunctionBegin;
+  PetscCall(MatELLRGetData(A, &e));
+  PetscCall(MatELLRBase(A, e, view, &base));
+  if (base) PetscCall((*base)(A, viewer));
+  PetscCall(PetscObjectTypeCompare((PetscObject)viewer, PETSCVIEWERASCII, &ascii));
+  if (!e || !ascii) PetscFunctionReturn(PETSC_SUCCESS);
+  PetscCall(PetscViewerGetFormat(viewer, &format));
+  if (format != PETSC_VIEWER_ASCII_INFO && format != PETSC_VIEWER_ASCII_INFO_DETAIL) PetscFunctionReturn(PETSC_SUCCESS);
+  if (!e->mpi) PetscCall(MatELLRViewStorage(A, e, viewer));
+  else {
+    Mat         blk[2];
+    PetscViewer sv;
+    PetscMPIInt rank;
+
+    PetscCall(MatMPIAIJGetSeqAIJ(A, &blk[0], &blk[1], NULL));
+    PetscCallMPI(MPI_Comm_rank(PetscObjectComm((PetscObject)A), &rank));
+    PetscCall(PetscViewerASCIIPrintf(viewer, "petsc-ellr format %s on each process's diagonal block, sorted slices of its non-empty rows on the off-diagonal block; the first process's blocks:\n", e->settings.format));
+    PetscCall(PetscViewerGetSubViewer(viewer, PETSC_COMM_SELF, &sv));
+    for (PetscInt k = 0; k < 2 && !rank; k++) {
+      Mat_ELLR *be;
+
+      PetscCall(MatELLRGetData(blk[k], &be));
+      if (be) PetscCall(MatELLRViewStorage(blk[k], be, sv));
+    }
+    PetscCall(PetscViewerRestoreSubViewer(viewer, PETSC_COMM_SELF, &sv));
+  }
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* Two names for one view: the slot tells the format of a matrix whose container a header merge lost. */
+PetscErrorCode MatView_ELLRT(Mat A, PetscViewer viewer)
+{
+  return MatView_ELLR(A, viewer);
+}
+
+PetscErrorCode MatView_PELLR(Mat A, PetscViewer viewer)
+{
+  return MatView_ELLR(A, viewer);
+}

@@ -1,0 +1,91 @@
+/*
+  ellrmpi.c - the operations an MPI matrix of the petsc-ellr types puts over MPIAIJ's (MPIAIJCUSPARSE's).
+
+  The product stays MPIAIJ's: it starts the ghost exchange on MPIAIJ's own scatter (Mvctx) into its ghost vector
+  (lvec), multiplies the diagonal block meanwhile, then adds the off-diagonal block's product of the ghosts -- the
+  overlap of pJDS's MPI product (Kreutzer et al. 2012).  PETSc keeps Mvctx and lvec current through every
+  re-preallocation, COO assembly and new pattern; before each product this file only makes sure that the blocks PETSc
+  made carry the library (their products run on ELLPACK-R storage) with the matrix's settings, and that their storage
+  is current before any communication starts (a set-up that fails then returns with no message outstanding).
+  The diagonal block takes the matrix's format; the off-diagonal block stores its non-empty rows only, sorted and
+  sliced (most of its rows hold no ghost entry).
+*/
+#include "../ellrimpl.h"
+
+static PetscErrorCode MatELLRMPIOperation(Mat, Vec, Vec, Vec, PetscBool);
+
+static PetscErrorCode MatMult_MPIELLR(Mat A, Vec x, Vec y)
+{
+  return MatELLRMPIOperation(A, x, NULL, y, PETSC_FALSE);
+}
+
+static PetscErrorCode MatMultAdd_MPIELLR(Mat A, Vec x, Vec z, Vec y)
+{
+  return MatELLRMPIOperation(A, x, z, y, PETSC_FALSE);
+}
+
+static PetscErrorCode MatMultTranspose_MPIELLR(Mat A, Vec x, Vec y)
+{
+  return MatELLRMPIOperation(A, x, NULL, y, PETSC_TRUE);
+}
+
+static PetscErrorCode MatMultTransposeAdd_MPIELLR(Mat A, Vec x, Vec z, Vec y)
+{
+  return MatELLRMPIOperation(A, x, z, y, PETSC_TRUE);
+}
+
+#define MAT_ELLR_MPI_OPS(viewfn) \
+  { \
+    MAT_ELLR_OP(mult, MatMult_MPIELLR), MAT_ELLR_OP(multadd, MatMultAdd_MPIELLR), MAT_ELLR_OP(multtranspose, MatMultTranspose_MPIELLR), MAT_ELLR_OP(multtransposeadd, MatMultTransposeAdd_MPIELLR), MAT_ELLR_OP(duplicate, MatDuplicate_ELLR), MAT_ELLR_OP(bindtocpu, MatBindToCPU_ELLR), MAT_ELLR_OP(assemblyend, MatAssemblyEnd_ELLR), MAT_ELLR_OP(setfromoptions, MatSetFromOptions_ELLR), MAT_ELLR_OP(view, viewfn) \
+  }
+static const MatELLROp MatELLRMPIOpsELLRT[] = MAT_ELLR_MPI_OPS(MatView_ELLRT);
+static const MatELLROp MatELLRMPIOpsPELLR[] = MAT_ELLR_MPI_OPS(MatView_PELLR);
+#define MAT_ELLR_MPI_NOPS ((PetscInt)(sizeof(MatELLRMPIOpsELLRT) / sizeof(MatELLROp)))
+
+/* Both blocks carry the library with the settings derived from the matrix's, and their storage is current. */
+static PetscErrorCode MatELLRMPIPrepareBlocks(Mat A, Mat_ELLR *e, PetscBool transpose)
+{
+  Mat             blk[2];
+  MatELLRSettings s[2];
+
+  PetscFunctionBegin;
+  PetscCall(MatMPIAIJGetSeqAIJ(A, &blk[0], &blk[1], NULL));
+  s[0]         = e->settings;
+  s[0].offdiag = PETSC_FALSE;
+  MatELLRSettingsOffDiag(&e->settings, &s[1]);
+  for (PetscInt k = 0; k < 2; k++) {
+    Mat_ELLR *be;
+
+    if (!blk[k]) continue;
+    PetscCall(MatELLRGetData(blk[k], &be));
+    if (!be || !MatELLRSettingsEqual(&be->settings, &s[k])) PetscCall(MatELLRAttachSeq(blk[k], &s[k], NULL));
+    PetscCall(MatELLRGetData(blk[k], &be));
+    PetscCall(MatELLRSeqPrepare(blk[k], be, transpose));
+  }
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static PetscErrorCode MatELLRMPIOperation(Mat A, Vec x, Vec z, Vec y, PetscBool transpose)
+{
+  Mat_ELLR *e;
+
+  PetscFunctionBegin;
+  PetscCall(MatELLRGetDataOrRecover(A, A->ops->view == MatView_PELLR ? MatELLRMPIOpsPELLR : MatELLRMPIOpsELLRT, MAT_ELLR_MPI_NOPS, &e));
+  PetscCall(MatELLRMPIPrepareBlocks(A, e, transpose));
+  if (!transpose) {
+    if (z) PetscCall((*e->base.multadd)(A, x, z, y));
+    else PetscCall((*e->base.mult)(A, x, y));
+  } else {
+    if (z) PetscCall((*e->base.multtransposeadd)(A, x, z, y));
+    else PetscCall((*e->base.multtranspose)(A, x, y));
+  }
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* Attaches the library to an MPIAIJ (MPIAIJCUSPARSE) matrix; its blocks follow at the first product. */
+PetscErrorCode MatELLRAttachMPI(Mat A, const MatELLRSettings *s, Mat_ELLR *src)
+{
+  PetscFunctionBegin;
+  PetscCall(MatELLRAttachOps(A, s, MatELLRIsPELLR(s) ? MatELLRMPIOpsPELLR : MatELLRMPIOpsELLRT, MAT_ELLR_MPI_NOPS, src, NULL));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
