@@ -109,10 +109,10 @@ PETSC_INTERN PetscErrorCode MatELLRAttachOps(Mat, const MatELLRSettings *, const
 PETSC_INTERN PetscErrorCode MatELLRBaseOp(Mat, Mat_ELLR *, size_t, MatELLROpFn *);
 PETSC_INTERN PetscErrorCode MatDuplicate_ELLR(Mat, MatDuplicateOption, Mat *);
 PETSC_INTERN PetscErrorCode MatBindToCPU_ELLR(Mat, PetscBool);
-PETSC_INTERN PetscErrorCode MatAssemblyEnd_ELLR(Mat, MatAssemblyType);
+PETSC_INTERN PetscErrorCode MatAssemblyEnd_ELLRT(Mat, MatAssemblyType);
+PETSC_INTERN PetscErrorCode MatAssemblyEnd_PELLR(Mat, MatAssemblyType);
 PETSC_INTERN PetscErrorCode MatSetFromOptions_ELLR(Mat, MatELLROptionItems);
-PETSC_INTERN PetscErrorCode MatView_ELLRT(Mat, PetscViewer);
-PETSC_INTERN PetscErrorCode MatView_PELLR(Mat, PetscViewer);
+PETSC_INTERN PetscErrorCode MatELLRViewBase(Mat, PetscViewer, Mat_ELLR **);
 
 /* seq/ellrseq.c and mpi/ellrmpi.c: the products of each kind of matrix */
 PETSC_INTERN PetscErrorCode MatELLRAttachSeq(Mat, const MatELLRSettings *, Mat_ELLR *);

@@ -3,14 +3,15 @@
   operations replaced in struct _MatOps, and the replaced operations common to sequential and MPI matrices.
 
   Invariants:
-  - A matrix carries the library's data exactly when its view operation is one of MatView_ELLRT / MatView_PELLR (the
-    format) and the container MAT_ELLR_KEY is composed on it.  MatSetType() to another type zeroes the operations, so a
-    container left behind is ignored (and dropped at the next query).
+  - A matrix carries the library's data exactly when the container MAT_ELLR_KEY is composed on it and one of its
+    slots still holds the library's function (DMDA replaces the view slot; MatSetType() to another type zeroes them
+    all, and a container left behind is dropped at the next query).  The assembly slot, MatAssemblyEnd_ELLRT or
+    MatAssemblyEnd_PELLR, names the format.
   - Each replaced slot keeps the base type's function in Mat_ELLR.base; a base operation that changes the slots
     (MatBindToCPU(), MatAssemblyEnd() of AIJ's I-node code) is followed by MatELLRPatch(), which takes the new base
     functions and puts the library's back.
   - A header merge keeps A's operations but not, in PETSc 3.18, its composed objects: the products then re-attach with
-    the format their view slot names, A's options and the base functions of a fresh matrix of A's type.
+    the format the assembly slot names, A's options and the base functions of a fresh matrix of A's type.
 */
 #include "ellrimpl.h"
 
@@ -29,14 +30,16 @@ static PetscErrorCode MatELLRContainerDestroyOld(void *ctx)
 }
 #endif
 
-static PetscBool MatELLRViewIsOurs(Mat A)
-{
-  return (PetscBool)(A->ops->view == MatView_ELLRT || A->ops->view == MatView_PELLR);
-}
-
 static MatELLROpFn *MatELLRSlot(struct _MatOps *ops, size_t offset)
 {
   return (MatELLROpFn *)(void *)((char *)ops + offset);
+}
+
+static PetscBool MatELLRHoldsOurs(Mat A, const Mat_ELLR *e)
+{
+  for (PetscInt k = 0; k < e->nown; k++)
+    if (*MatELLRSlot(A->ops, e->own[k].offset) == e->own[k].fn) return PETSC_TRUE;
+  return PETSC_FALSE;
 }
 
 /* The library's data on A, or NULL where A carries none. */
@@ -48,11 +51,11 @@ PetscErrorCode MatELLRGetData(Mat A, Mat_ELLR **e)
   *e = NULL;
   PetscCall(PetscObjectQuery((PetscObject)A, MAT_ELLR_KEY, (PetscObject *)&c));
   if (!c) PetscFunctionReturn(PETSC_SUCCESS);
-  if (!MatELLRViewIsOurs(A)) { /* left behind by MatSetType() to another type */
-    PetscCall(PetscObjectCompose((PetscObject)A, MAT_ELLR_KEY, NULL));
-    PetscFunctionReturn(PETSC_SUCCESS);
-  }
   PetscCall(PetscContainerGetPointer(c, (void **)e));
+  if (!MatELLRHoldsOurs(A, *e)) { /* left behind by MatSetType() to another type */
+    *e = NULL;
+    PetscCall(PetscObjectCompose((PetscObject)A, MAT_ELLR_KEY, NULL));
+  }
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -156,8 +159,8 @@ PetscErrorCode MatELLRGetDataOrRecover(Mat A, const MatELLROp own[], PetscInt no
 
   PetscFunctionBegin;
   PetscCall(MatELLRGetData(A, e));
-  if (*e || !MatELLRViewIsOurs(A)) PetscFunctionReturn(PETSC_SUCCESS);
-  PetscCall(MatELLRSettingsDefault(A->ops->view == MatView_PELLR ? MATPELLR : MATELLR, &s));
+  if (*e) PetscFunctionReturn(PETSC_SUCCESS);
+  PetscCall(MatELLRSettingsDefault(A->ops->assemblyend == MatAssemblyEnd_PELLR ? MATPELLR : MATELLR, &s));
   PetscCall(MatELLRSettingsFromOptionsDatabase(A, &s));
   PetscCall(PetscInfo(A, "The matrix's header was replaced by another matrix's data: the %s storage is attached again with its options\n", s.format));
   PetscCall(MatELLRAttachOps(A, &s, own, nown, NULL, e));
@@ -209,7 +212,7 @@ PetscErrorCode MatBindToCPU_ELLR(Mat A, PetscBool flg)
 }
 
 /* AIJ's assembly may install its I-node products (PETSc 3.18): ours go back over them. */
-PetscErrorCode MatAssemblyEnd_ELLR(Mat A, MatAssemblyType type)
+static PetscErrorCode MatAssemblyEnd_ELLR(Mat A, MatAssemblyType type)
 {
   Mat_ELLR *e;
   PetscErrorCode (*base)(Mat, MatAssemblyType);
@@ -243,51 +246,33 @@ PetscErrorCode MatSetFromOptions_ELLR(Mat A, MatELLROptionItems PetscOptionsObje
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* -mat_view ::ascii_info: MatGetType() names the base type, so this says the format, where products run and what
-   the storage costs (for an MPI matrix, this process's blocks on the first process). */
-static PetscErrorCode MatView_ELLR(Mat A, PetscViewer viewer)
+/* The base type's view; *e is set where -mat_view ::ascii_info is to say the format as well (MatGetType() names the
+   base type): the sequential and MPI views then print the storage. */
+PetscErrorCode MatELLRViewBase(Mat A, PetscViewer viewer, Mat_ELLR **e)
 {
-  Mat_ELLR         *e;
   PetscViewerFormat format;
   PetscBool         ascii;
   PetscErrorCode (*base)(Mat, PetscViewer);
 
   PetscFunctionBegin;
-  PetscCall(MatELLRGetData(A, &e));
-  PetscCall(MatELLRBase(A, e, view, &base));
+  PetscCall(MatELLRGetData(A, e));
+  PetscCall(MatELLRBase(A, *e, view, &base));
   if (base) PetscCall((*base)(A, viewer));
   PetscCall(PetscObjectTypeCompare((PetscObject)viewer, PETSCVIEWERASCII, &ascii));
-  if (!e || !ascii) PetscFunctionReturn(PETSC_SUCCESS);
+  if (!ascii) *e = NULL;
+  if (!*e) PetscFunctionReturn(PETSC_SUCCESS);
   PetscCall(PetscViewerGetFormat(viewer, &format));
-  if (format != PETSC_VIEWER_ASCII_INFO && format != PETSC_VIEWER_ASCII_INFO_DETAIL) PetscFunctionReturn(PETSC_SUCCESS);
-  if (!e->mpi) PetscCall(MatELLRViewStorage(A, e, viewer));
-  else {
-    Mat         blk[2];
-    PetscViewer sv;
-    PetscMPIInt rank;
-
-    PetscCall(MatMPIAIJGetSeqAIJ(A, &blk[0], &blk[1], NULL));
-    PetscCallMPI(MPI_Comm_rank(PetscObjectComm((PetscObject)A), &rank));
-    PetscCall(PetscViewerASCIIPrintf(viewer, "petsc-ellr format %s on each process's diagonal block, sorted slices of its non-empty rows on the off-diagonal block; the first process's blocks:\n", e->settings.format));
-    PetscCall(PetscViewerGetSubViewer(viewer, PETSC_COMM_SELF, &sv));
-    for (PetscInt k = 0; k < 2 && !rank; k++) {
-      Mat_ELLR *be;
-
-      PetscCall(MatELLRGetData(blk[k], &be));
-      if (be) PetscCall(MatELLRViewStorage(blk[k], be, sv));
-    }
-    PetscCall(PetscViewerRestoreSubViewer(viewer, PETSC_COMM_SELF, &sv));
-  }
+  if (format != PETSC_VIEWER_ASCII_INFO && format != PETSC_VIEWER_ASCII_INFO_DETAIL) *e = NULL;
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* Two names for one view: the slot tells the format of a matrix whose container a header merge lost. */
-PetscErrorCode MatView_ELLRT(Mat A, PetscViewer viewer)
+/* Two names for one assembly: the slot tells the format of a matrix whose container a header merge lost. */
+PetscErrorCode MatAssemblyEnd_ELLRT(Mat A, MatAssemblyType type)
 {
-  return MatView_ELLR(A, viewer);
+  return MatAssemblyEnd_ELLR(A, type);
 }
 
-PetscErrorCode MatView_PELLR(Mat A, PetscViewer viewer)
+PetscErrorCode MatAssemblyEnd_PELLR(Mat A, MatAssemblyType type)
 {
-  return MatView_ELLR(A, viewer);
+  return MatAssemblyEnd_ELLR(A, type);
 }

@@ -34,12 +34,14 @@ static PetscErrorCode MatMultTransposeAdd_MPIELLR(Mat A, Vec x, Vec z, Vec y)
   return MatELLRMPIOperation(A, x, z, y, PETSC_TRUE);
 }
 
-#define MAT_ELLR_MPI_OPS(viewfn) \
+static PetscErrorCode MatView_MPIELLR(Mat, PetscViewer);
+
+#define MAT_ELLR_MPI_OPS(asmfn) \
   { \
-    MAT_ELLR_OP(mult, MatMult_MPIELLR), MAT_ELLR_OP(multadd, MatMultAdd_MPIELLR), MAT_ELLR_OP(multtranspose, MatMultTranspose_MPIELLR), MAT_ELLR_OP(multtransposeadd, MatMultTransposeAdd_MPIELLR), MAT_ELLR_OP(duplicate, MatDuplicate_ELLR), MAT_ELLR_OP(bindtocpu, MatBindToCPU_ELLR), MAT_ELLR_OP(assemblyend, MatAssemblyEnd_ELLR), MAT_ELLR_OP(setfromoptions, MatSetFromOptions_ELLR), MAT_ELLR_OP(view, viewfn) \
+    MAT_ELLR_OP(mult, MatMult_MPIELLR), MAT_ELLR_OP(multadd, MatMultAdd_MPIELLR), MAT_ELLR_OP(multtranspose, MatMultTranspose_MPIELLR), MAT_ELLR_OP(multtransposeadd, MatMultTransposeAdd_MPIELLR), MAT_ELLR_OP(duplicate, MatDuplicate_ELLR), MAT_ELLR_OP(bindtocpu, MatBindToCPU_ELLR), MAT_ELLR_OP(assemblyend, asmfn), MAT_ELLR_OP(setfromoptions, MatSetFromOptions_ELLR), MAT_ELLR_OP(view, MatView_MPIELLR) \
   }
-static const MatELLROp MatELLRMPIOpsELLRT[] = MAT_ELLR_MPI_OPS(MatView_ELLRT);
-static const MatELLROp MatELLRMPIOpsPELLR[] = MAT_ELLR_MPI_OPS(MatView_PELLR);
+static const MatELLROp MatELLRMPIOpsELLRT[] = MAT_ELLR_MPI_OPS(MatAssemblyEnd_ELLRT);
+static const MatELLROp MatELLRMPIOpsPELLR[] = MAT_ELLR_MPI_OPS(MatAssemblyEnd_PELLR);
 #define MAT_ELLR_MPI_NOPS ((PetscInt)(sizeof(MatELLRMPIOpsELLRT) / sizeof(MatELLROp)))
 
 /* Both blocks carry the library with the settings derived from the matrix's, and their storage is current. */
@@ -70,7 +72,7 @@ static PetscErrorCode MatELLRMPIOperation(Mat A, Vec x, Vec z, Vec y, PetscBool 
   Mat_ELLR *e;
 
   PetscFunctionBegin;
-  PetscCall(MatELLRGetDataOrRecover(A, A->ops->view == MatView_PELLR ? MatELLRMPIOpsPELLR : MatELLRMPIOpsELLRT, MAT_ELLR_MPI_NOPS, &e));
+  PetscCall(MatELLRGetDataOrRecover(A, A->ops->assemblyend == MatAssemblyEnd_PELLR ? MatELLRMPIOpsPELLR : MatELLRMPIOpsELLRT, MAT_ELLR_MPI_NOPS, &e));
   PetscCall(MatELLRMPIPrepareBlocks(A, e, transpose));
   if (!transpose) {
     if (z) PetscCall((*e->base.multadd)(A, x, z, y));
@@ -79,6 +81,32 @@ static PetscErrorCode MatELLRMPIOperation(Mat A, Vec x, Vec z, Vec y, PetscBool 
     if (z) PetscCall((*e->base.multtransposeadd)(A, x, z, y));
     else PetscCall((*e->base.multtranspose)(A, x, y));
   }
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* -mat_view ::ascii_info: the base type's view, then the format and the first process's blocks. */
+static PetscErrorCode MatView_MPIELLR(Mat A, PetscViewer viewer)
+{
+  Mat_ELLR   *e;
+  PetscViewer sv;
+  PetscMPIInt rank;
+  Mat         blk[2];
+
+  PetscFunctionBegin;
+  PetscCall(MatELLRViewBase(A, viewer, &e));
+  if (!e) PetscFunctionReturn(PETSC_SUCCESS);
+  PetscCall(MatELLRMPIPrepareBlocks(A, e, PETSC_FALSE));
+  PetscCall(MatMPIAIJGetSeqAIJ(A, &blk[0], &blk[1], NULL));
+  PetscCallMPI(MPI_Comm_rank(PetscObjectComm((PetscObject)A), &rank));
+  PetscCall(PetscViewerASCIIPrintf(viewer, "petsc-ellr format %s on each process's diagonal block, sorted slices of its non-empty rows on the off-diagonal block; the first process's blocks:\n", e->settings.format));
+  PetscCall(PetscViewerGetSubViewer(viewer, PETSC_COMM_SELF, &sv));
+  for (PetscInt k = 0; k < 2 && !rank; k++) {
+    Mat_ELLR *be;
+
+    PetscCall(MatELLRGetData(blk[k], &be));
+    if (be) PetscCall(MatELLRViewStorage(blk[k], be, sv));
+  }
+  PetscCall(PetscViewerRestoreSubViewer(viewer, PETSC_COMM_SELF, &sv));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 

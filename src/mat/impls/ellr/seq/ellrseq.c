@@ -27,13 +27,24 @@ static PetscErrorCode MatMultTransposeAdd_SeqELLR(Mat A, Vec x, Vec z, Vec y)
   return MatELLRSeqOperation(A, x, z, y, PETSC_TRUE);
 }
 
-/* The view slot comes last: it differs between the two formats (ellrpatch.c). */
-#define MAT_ELLR_SEQ_OPS(viewfn) \
+/* -mat_view ::ascii_info: the base type's view, then the format and the storage. */
+static PetscErrorCode MatView_SeqELLR(Mat A, PetscViewer viewer)
+{
+  Mat_ELLR *e;
+
+  PetscFunctionBegin;
+  PetscCall(MatELLRViewBase(A, viewer, &e));
+  if (e) PetscCall(MatELLRViewStorage(A, e, viewer));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* The assembly slot differs between the two formats (ellrpatch.c). */
+#define MAT_ELLR_SEQ_OPS(asmfn) \
   { \
-    MAT_ELLR_OP(mult, MatMult_SeqELLR), MAT_ELLR_OP(multadd, MatMultAdd_SeqELLR), MAT_ELLR_OP(multtranspose, MatMultTranspose_SeqELLR), MAT_ELLR_OP(multtransposeadd, MatMultTransposeAdd_SeqELLR), MAT_ELLR_OP(duplicate, MatDuplicate_ELLR), MAT_ELLR_OP(bindtocpu, MatBindToCPU_ELLR), MAT_ELLR_OP(assemblyend, MatAssemblyEnd_ELLR), MAT_ELLR_OP(setfromoptions, MatSetFromOptions_ELLR), MAT_ELLR_OP(view, viewfn) \
+    MAT_ELLR_OP(mult, MatMult_SeqELLR), MAT_ELLR_OP(multadd, MatMultAdd_SeqELLR), MAT_ELLR_OP(multtranspose, MatMultTranspose_SeqELLR), MAT_ELLR_OP(multtransposeadd, MatMultTransposeAdd_SeqELLR), MAT_ELLR_OP(duplicate, MatDuplicate_ELLR), MAT_ELLR_OP(bindtocpu, MatBindToCPU_ELLR), MAT_ELLR_OP(assemblyend, asmfn), MAT_ELLR_OP(setfromoptions, MatSetFromOptions_ELLR), MAT_ELLR_OP(view, MatView_SeqELLR) \
   }
-static const MatELLROp MatELLRSeqOpsELLRT[] = MAT_ELLR_SEQ_OPS(MatView_ELLRT);
-static const MatELLROp MatELLRSeqOpsPELLR[] = MAT_ELLR_SEQ_OPS(MatView_PELLR);
+static const MatELLROp MatELLRSeqOpsELLRT[] = MAT_ELLR_SEQ_OPS(MatAssemblyEnd_ELLRT);
+static const MatELLROp MatELLRSeqOpsPELLR[] = MAT_ELLR_SEQ_OPS(MatAssemblyEnd_PELLR);
 #define MAT_ELLR_SEQ_NOPS ((PetscInt)(sizeof(MatELLRSeqOpsELLRT) / sizeof(MatELLROp)))
 
 static PetscErrorCode MatELLRSeqOperation(Mat A, Vec x, Vec z, Vec y, PetscBool transpose)
@@ -41,7 +52,7 @@ static PetscErrorCode MatELLRSeqOperation(Mat A, Vec x, Vec z, Vec y, PetscBool 
   Mat_ELLR *e;
 
   PetscFunctionBegin;
-  PetscCall(MatELLRGetDataOrRecover(A, A->ops->view == MatView_PELLR ? MatELLRSeqOpsPELLR : MatELLRSeqOpsELLRT, MAT_ELLR_SEQ_NOPS, &e));
+  PetscCall(MatELLRGetDataOrRecover(A, A->ops->assemblyend == MatAssemblyEnd_PELLR ? MatELLRSeqOpsPELLR : MatELLRSeqOpsELLRT, MAT_ELLR_SEQ_NOPS, &e));
   PetscCall(MatELLRResolve(e));
   if (e->backend == MAT_ELLR_BACKEND_AIJ || MatELLRBoundToCPU(A)) {
     if (!transpose) {

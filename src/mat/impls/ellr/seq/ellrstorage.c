@@ -403,8 +403,6 @@ PetscErrorCode MatELLRViewStorage(Mat A, Mat_ELLR *e, PetscViewer viewer)
   PetscCall(PetscViewerASCIIPushTab(viewer));
   pl = MatELLRGetPlan(e);
   st = &pl->stats;
-  PetscCall(PetscViewerASCIIPrintf(viewer, "petsc-ellr format %s), backend %s%s\n", fmt, MatELLRBackends[e->backend], e->backend == MAT_ELLR_BACKEND_CPU ? " (the ELLPACK-R storage on the CPU)" : ""));
-  PetscCall(PetscViewerASCIIPushTab(viewer));
   {
     char order[256], window[64] = "", why[160] = "";
     if (pl->sorted && pl->window) PetscCall(PetscSNPrintf(window, sizeof(window), " inside windows of %d rows", (int)pl->window));
@@ -445,7 +443,7 @@ PetscErrorCode MatELLRViewStorage(Mat A, Mat_ELLR *e, PetscViewer viewer)
   }
   if (pl->nrows_out > pl->nrows) PetscCall(PetscViewerASCIIPrintf(viewer, "rows stored: the %d non-empty of %d (neither set-up nor product touches the empty ones)\n", (int)pl->nrows, (int)pl->nrows_out));
   PetscCall(PetscViewerASCIIPrintf(viewer, "fill ratio %.3f (%lld stored entries for %lld nonzeros), storage %.3f MB (CSR %.3f MB)\n", st->fill, (long long)(st->nstored + st->long_entries), (long long)st->nnz, ellr_stored_bytes(st) / 1e6, (12.0 * st->nnz + 4.0 * (pl->nrows + 1)) / 1e6));
-  if (st->index_bytes) PetscCall(PetscViewerASCIIPrintf(viewer, "column indices: 16-bit offsets in %d of %d slices ; %.2f bytes per nonzero (CSR %.2f)\n", (int)st->packed_slices, (int)pl->nslices, st->nnz ? (double)ellr_stored_bytes(st) / (double)st->nnz : 0.0, st->nnz ? (12.0 * st->nnz + 4.0 * (pl->nrows + 1)) / (double)st->nnz : 0.0));
+  if (st->index_bytes) PetscCall(PetscViewerASCIIPrintf(viewer, "column indices: 16-bit offsets in %d of %d slices; %.2f bytes per nonzero (CSR %.2f)\n", (int)st->packed_slices, (int)pl->nslices, st->nnz ? (double)ellr_stored_bytes(st) / (double)st->nnz : 0.0, st->nnz ? (12.0 * st->nnz + 4.0 * (pl->nrows + 1)) / (double)st->nnz : 0.0));
   if (pl->nlong) PetscCall(PetscViewerASCIIPrintf(viewer, "long rows: %d of at least %d entries (%lld entries) left the slices (-mat_ellr_long_rows %d%s): chunks of %d entries shared by many warps, joined in a fixed order\n", (int)pl->nlong, (int)pl->long_min, (long long)st->long_entries, e->settings.eng.long_row_min, e->settings.eng.long_row_min ? "" : ": automatic, rows in their own order: max(512, 16 x the mean row length)", ELLR_LONG_CHUNK));
   PetscCall(PetscViewerASCIIPrintf(viewer, "warp iterations per product %lld (%lld in the original row order%s), longest row %d, mean %.2f\n", (long long)st->niter, (long long)st->niter_unsorted, pl->per_slice_T ? " at the mean row's T" : "", (int)st->maxrowlen, st->meanrowlen));
 #if defined(PETSCELLR_HAVE_CUDA)
