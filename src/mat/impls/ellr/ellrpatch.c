@@ -15,18 +15,20 @@
 */
 #include "ellrimpl.h"
 
-static PetscErrorCode MatELLRContainerDestroy(void **ctx)
-{
-  PetscFunctionBegin;
-  PetscCall(MatELLRDataDestroy((Mat_ELLR *)*ctx));
-  *ctx = NULL;
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
-
 #if PETSC_VERSION_LT(3, 23, 0)
-static PetscErrorCode MatELLRContainerDestroyOld(void *ctx)
+static PetscErrorCode MatELLRContainerDestroy(void *ctx) /* the pointer itself */
 {
-  return MatELLRContainerDestroy(&ctx);
+  return MatELLRDataDestroy((Mat_ELLR *)ctx);
+}
+#else
+static PetscErrorCode MatELLRContainerDestroy(void *ctx) /* the address of the pointer */
+{
+  Mat_ELLR **e = (Mat_ELLR **)ctx;
+
+  PetscFunctionBegin;
+  PetscCall(MatELLRDataDestroy(*e));
+  *e = NULL;
+  PetscFunctionReturn(PETSC_SUCCESS);
 }
 #endif
 
@@ -132,7 +134,7 @@ PetscErrorCode MatELLRAttachOps(Mat A, const MatELLRSettings *s, const MatELLROp
     PetscCall(PetscContainerCreate(PETSC_COMM_SELF, &c));
     PetscCall(PetscContainerSetPointer(c, e));
 #if PETSC_VERSION_LT(3, 23, 0)
-    PetscCall(PetscContainerSetUserDestroy(c, MatELLRContainerDestroyOld));
+    PetscCall(PetscContainerSetUserDestroy(c, MatELLRContainerDestroy));
 #else
     PetscCall(PetscContainerSetCtxDestroy(c, MatELLRContainerDestroy));
 #endif

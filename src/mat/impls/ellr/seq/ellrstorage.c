@@ -8,8 +8,8 @@
   base the storage is filled on the GPU from aijcusparse's own device CSR: aijcusparse's upload is the only one.
 */
 #include "../ellrimpl.h"
-#if defined(PETSCELLR_HAVE_CUDA) && defined(PETSCELLR_PETSC_HAS_CUDA)
-  #include <petscdevice.h>
+#if defined(PETSCELLR_HAVE_CUDA)
+  #include "ellr_cuda_internal.cuh"
 #endif
 
 /* Everything built from the CSR goes, whatever fails on the way: the handles are cleared before the engine frees
