@@ -67,14 +67,17 @@ PetscErrorCode PetscELLRInitializePackage(void)
   PetscCall(PetscLogEventRegister("ELLRBuild", MAT_CLASSID, &MAT_ELLRBuild));
   PetscCall(PetscLogEventRegister("ELLRTune", MAT_CLASSID, &MAT_ELLRTune));
   PetscCall(PetscLogEventRegister("ELLRCopyToGPU", MAT_CLASSID, &MAT_ELLRCopyToGPU));
-  /* The names create genuine AIJ (aijcusparse) matrices with the library attached (ellrtype.c): no root name, so
-     that MatSetType() hands "ellrt" itself to the create function, which picks seq or mpi by the communicator. */
+  /* The names create genuine AIJ (aijcusparse) matrices with the library attached (ellrtype.c).  As root names,
+     "ellrt" and "pellr" resolve to the seq or mpi name by the communicator, as PETSc's own types do; then an assembled
+     seqaij / mpiaij matrix set to the type is converted in place (its values kept), being a prefix of the name. */
   PetscCall(MatRegister(MATELLR, MatCreate_ELLRT));
   PetscCall(MatRegister(MATPELLR, MatCreate_PELLR));
   PetscCall(MatRegister(MATSEQAIJELLRT, MatCreate_SeqELLRT));
   PetscCall(MatRegister(MATMPIAIJELLRT, MatCreate_MPIELLRT));
   PetscCall(MatRegister(MATSEQAIJPELLR, MatCreate_SeqPELLR));
   PetscCall(MatRegister(MATMPIAIJPELLR, MatCreate_MPIPELLR));
+  PetscCall(MatRegisterRootName(MATELLR, MATSEQAIJELLRT, MATMPIAIJELLRT));
+  PetscCall(MatRegisterRootName(MATPELLR, MATSEQAIJPELLR, MATMPIAIJPELLR));
   PetscCall(PetscRegisterFinalize(PetscELLRFinalizePackage));
   PetscELLRPackageInitialized = PETSC_TRUE; /* only once everything is registered */
 #endif
