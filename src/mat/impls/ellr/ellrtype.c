@@ -42,15 +42,21 @@ static PetscErrorCode MatELLRAttachFormat(Mat A, MatType format)
 static PetscErrorCode MatConvertFrom_ELLR(Mat A, MatType newtype, MatReuse reuse, Mat *M)
 {
   MatType     base;
-  PetscBool   pellr, mpi;
+  PetscBool   pellr, seq, mpi;
   PetscMPIInt size;
   Mat         B = A;
 
   PetscFunctionBegin;
   PetscCall(PetscStrendswith(newtype, MATPELLR, &pellr));
-  PetscCall(PetscStrbeginswith(((PetscObject)A)->type_name, "mpi", &mpi));
-  PetscCallMPI(MPI_Comm_size(PetscObjectComm((PetscObject)A), &size));
-  PetscCall(MatELLRBaseType((PetscBool)(mpi || size > 1), &base));
+  /* the kind the name asks for (seqaijellrt, mpiaijellrt), else the source's, as MatConvert() to aijcusparse does */
+  PetscCall(PetscStrbeginswith(newtype, "seq", &seq));
+  PetscCall(PetscStrbeginswith(newtype, "mpi", &mpi));
+  if (!seq && !mpi) {
+    PetscCall(PetscStrbeginswith(((PetscObject)A)->type_name, "mpi", &mpi));
+    PetscCallMPI(MPI_Comm_size(PetscObjectComm((PetscObject)A), &size));
+    mpi = (PetscBool)(mpi || size > 1);
+  }
+  PetscCall(MatELLRBaseType(mpi, &base));
   if (reuse == MAT_INPLACE_MATRIX) PetscCall(MatConvert(A, base, MAT_INPLACE_MATRIX, &B));
   else {
     PetscCall(MatConvert(A, base, reuse, M));
