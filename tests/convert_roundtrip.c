@@ -3,7 +3,9 @@ static char help[] = "In-place round trips between the ELLPACK-R types and other
   -sources aij,sell,dense,baij   the types the matrix starts as\n\n";
 /*
   For each source type S and plugin type T, one matrix goes in place S -> T -> aij -> T -> aij -> T (-> the other
-  plugin type -> T), and after each step: MatSetOption() with several options (an op the type wraps; once a type
+  plugin type -> T); after a step to T the matrix must carry T's format (MatELLRGetFormat; MatGetType names the base
+  AIJ type), after a step to aij be of an AIJ type (the conversion of an AIJ-based matrix to aij keeps its format); and
+  after each step: MatSetOption() with several options (an op the type wraps; once a type
   left an op behind, the next conversion captured it as its own base op and the call recursed until it crashed),
   new values through MatSetValues() and assembly, then MatMult and MatMultTranspose against a MATAIJ reference
   holding the same entries.  The products agree entry by entry within the rounding bound of a sum of k terms,
@@ -149,10 +151,20 @@ static PetscErrorCode Step(Mat A, Mat R, const char *want, PetscBool plugin, Pet
 
   PetscFunctionBeginUser;
   PetscCall(MatGetType(A, &type));
-  PetscCall(PetscStrendswith(type, want, &same));
-  if (!same) {
-    PetscCall(PetscSNPrintf(why, len, "type %s after converting to %s", type, want));
-    PetscFunctionReturn(0);
+  if (plugin) { /* a genuine AIJ matrix (MatGetType names the base type) carrying the format converted to */
+    MatType format;
+    PetscCall(MatELLRGetFormat(A, &format));
+    PetscCall(PetscStrcmp(format, want, &same));
+    if (!same) {
+      PetscCall(PetscSNPrintf(why, len, "type %s, format %s after converting to %s", type, format ? format : "none", want));
+      PetscFunctionReturn(0);
+    }
+  } else {
+    PetscCall(PetscStrendswith(type, want, &same));
+    if (!same) {
+      PetscCall(PetscSNPrintf(why, len, "type %s after converting to %s", type, want));
+      PetscFunctionReturn(0);
+    }
   }
   PetscCall(MatSetOption(A, MAT_NEW_NONZERO_ALLOCATION_ERR, PETSC_FALSE));
   PetscCall(MatSetOption(A, MAT_KEEP_NONZERO_PATTERN, PETSC_TRUE));

@@ -68,7 +68,7 @@ static const char *optsets[] = {
   "-mat_ellr_slice_height 1",
   "-mat_ellr_slice_height 7 -mat_ellr_threads_per_row 2 -mat_ellr_max_fill 0",
   "-mat_ellr_slice_height 32 -mat_ellr_sort -mat_ellr_max_fill 0",
-  "-mat_ellr_sort -mat_ellr_sort_window 5 -mat_ellr_slice_height 7 -mat_ellr_threads_per_row 8 -mat_ellr_max_fill 0",
+  "-mat_ellr_sort -mat_ellr_slice_height 7 -mat_ellr_threads_per_row 8 -mat_ellr_max_fill 0",
   "-mat_ellr_sort 0 -mat_ellr_slice_height 32 -mat_ellr_threads_per_row 16 -mat_ellr_backend cpu -mat_ellr_max_fill 0",
   "-mat_ellr_backend aij",
   "-mat_ellr_sort -mat_ellr_threads_per_row -1 -mat_ellr_max_fill 0",
@@ -300,11 +300,20 @@ static PetscErrorCode BuildMat(const Case *cs, const CSR *a, MatType type, Petsc
 
 /* ---------------------------------------------------------------- checks */
 
+/* Does A carry the ELLPACK-R format (ellrt or pellr)? MatGetType() names the base type (seqaij, mpiaij, ...). */
 static PetscBool IsELLR(Mat A)
 {
-  PetscBool  match = PETSC_FALSE;
-  PetscObjectTypeCompareAny((PetscObject)A, &match, MATSEQAIJELLRT, MATMPIAIJELLRT, MATSEQAIJPELLR, MATMPIAIJPELLR, "");
-  return match;
+  MatType f = NULL;
+  if (MatELLRGetFormat(A, &f)) return PETSC_FALSE;
+  return (PetscBool)(f != NULL);
+}
+
+/* The format a type name asks for: MATELLR for ellrt/seqaijellrt/mpiaijellrt, MATPELLR for the pellr names, else NULL. */
+static const char *FormatOf(const char *type)
+{
+  if (strstr(type, "pellr")) return MATPELLR;
+  if (strstr(type, "ellrt")) return MATELLR;
+  return NULL;
 }
 
 /* Fills v with a function of the global index (the same on any number of ranks). */
@@ -380,7 +389,7 @@ static PetscErrorCode CheckProducts(Ctx *ctx, Mat A, Mat B, const char *state, P
     PetscCall(MatGetType(A, &t));
     ctx->nchecks++;
     ctx->nfail++;
-    PetscCall(PetscPrintf(PETSC_COMM_WORLD, "  FAIL %s / %s: matrix type is %s, not an ELLR type\n", ctx->label, state, t));
+    PetscCall(PetscPrintf(PETSC_COMM_WORLD, "  FAIL %s / %s: matrix of type %s without the ELLR format\n", ctx->label, state, t));
     needcount = PETSC_FALSE;
   }
   PetscCall(MatCreateVecs(B, &x, &yB));
@@ -445,18 +454,24 @@ static PetscErrorCode CheckProducts(Ctx *ctx, Mat A, Mat B, const char *state, P
   PetscFunctionReturn(0);
 }
 
-static PetscErrorCode CheckType(Ctx *ctx, Mat A, const char *state, const char *want)
+/* A's type (MatGetType) must be want and its format (MatELLRGetFormat) wantformat: NULL = no format, "*" = either
+   (a conversion whose result PETSc's base type decides, on the GPU). One check. */
+static PetscErrorCode CheckType(Ctx *ctx, Mat A, const char *state, const char *want, const char *wantformat)
 {
-  MatType   t;
-  PetscBool same;
+  MatType   t, f;
+  PetscBool same, fsame, any;
   PetscFunctionBeginUser;
   PetscCall(MatGetType(A, &t));
+  PetscCall(MatELLRGetFormat(A, &f));
   PetscCall(PetscStrcmp(t, want, &same));
+  PetscCall(PetscStrcmp(wantformat, "*", &any));
+  fsame = (PetscBool)(any || (!f && !wantformat));
+  if (!fsame && f && wantformat) PetscCall(PetscStrcmp(f, wantformat, &fsame));
   ctx->nchecks++;
-  if (!same) {
+  if (!same || !fsame) {
     ctx->nfail++;
-    PetscCall(PetscPrintf(PETSC_COMM_WORLD, "  FAIL %s / %s: type is %s, expected %s\n", ctx->label, state, t, want));
-  } else if (ctx->verbose) PetscCall(PetscPrintf(PETSC_COMM_WORLD, "  ok %s / %s: type %s\n", ctx->label, state, t));
+    PetscCall(PetscPrintf(PETSC_COMM_WORLD, "  FAIL %s / %s: type %s format %s, expected type %s format %s\n", ctx->label, state, t, f ? f : "none", want, wantformat ? wantformat : "none"));
+  } else if (ctx->verbose) PetscCall(PetscPrintf(PETSC_COMM_WORLD, "  ok %s / %s: type %s format %s\n", ctx->label, state, t, f ? f : "none"));
   PetscFunctionReturn(0);
 }
 
@@ -675,7 +690,7 @@ static PetscErrorCode Dominant(Mat X, PetscBool symm, Mat *M)
 
 /* Base operations that replace the header: in-place LU and ILU then MatSolve and MatDestroy (one
    rank, square); MatHeaderReplace both ways; MatConvert to another type in place. */
-static PetscErrorCode RunLifecycle(Ctx *ctx, const Case *cs, const CSR *a, MatType type, PetscBool need, const char *fullname)
+static PetscErrorCode RunLifecycle(Ctx *ctx, const Case *cs, const CSR *a, MatType type, PetscBool need, const char *basetype)
 {
   Mat         A, B, D, E;
   PetscMPIInt size;
@@ -716,7 +731,7 @@ static PetscErrorCode RunLifecycle(Ctx *ctx, const Case *cs, const CSR *a, MatTy
   PetscCall(MatDuplicate(B, MAT_COPY_VALUES, &E));
   PetscCall(MatScale(E, 1.5));
   PetscCall(MatHeaderReplace(D, &E));
-  PetscCall(CheckType(ctx, D, "MatHeaderReplace(ELLR, AIJ)", size > 1 ? MATMPIAIJ : MATSEQAIJ));
+  PetscCall(CheckType(ctx, D, "MatHeaderReplace(ELLR, AIJ)", size > 1 ? MATMPIAIJ : MATSEQAIJ, NULL));
   PetscCall(MatScale(B, 1.5));
   PetscCall(CheckProducts(ctx, D, B, "MatHeaderReplace(ELLR, AIJ)", PETSC_FALSE));
   PetscCall(MatDestroy(&D));
@@ -724,7 +739,7 @@ static PetscErrorCode RunLifecycle(Ctx *ctx, const Case *cs, const CSR *a, MatTy
   PetscCall(MatDuplicate(A, MAT_COPY_VALUES, &E));
   PetscCall(MatScale(E, 1.5));
   PetscCall(MatHeaderReplace(D, &E));
-  PetscCall(CheckType(ctx, D, "MatHeaderReplace(AIJ, ELLR)", fullname));
+  PetscCall(CheckType(ctx, D, "MatHeaderReplace(AIJ, ELLR)", basetype, FormatOf(type)));
   PetscCall(CheckProducts(ctx, D, B, "MatHeaderReplace(AIJ, ELLR)", need));
   PetscCall(MatDestroy(&D));
   /* MatHeaderReplace by a matrix of the type changed since its last product, the state stamps colliding: D's state
@@ -751,7 +766,7 @@ static PetscErrorCode RunLifecycle(Ctx *ctx, const Case *cs, const CSR *a, MatTy
   PetscCall(MatDuplicate(A, MAT_COPY_VALUES, &D));
   PetscCall(MatScale(D, 1.5));
   PetscCall(MatConvert(D, MATDENSE, MAT_INPLACE_MATRIX, &D));
-  PetscCall(CheckType(ctx, D, "MatConvert(to dense, MAT_INPLACE_MATRIX)", size > 1 ? MATMPIDENSE : MATSEQDENSE));
+  PetscCall(CheckType(ctx, D, "MatConvert(to dense, MAT_INPLACE_MATRIX)", size > 1 ? MATMPIDENSE : MATSEQDENSE, NULL));
   PetscCall(CheckProducts(ctx, D, B, "MatConvert(to dense, MAT_INPLACE_MATRIX)", PETSC_FALSE));
   PetscCall(MatDestroy(&D));
   PetscCall(MatDestroy(&A));
@@ -765,8 +780,9 @@ static PetscErrorCode RunCombo(Ctx *ctx, const Case *cs, PetscInt icase, const c
   Mat         A, B, D = NULL, E = NULL, C, F;
   PetscMPIInt size, rank;
   PetscBool   square = (PetscBool)(cs->M == cs->N);
-  char        fullname[64];
+  char        fullname[64], basetype[64];
   MatType     atype;
+  const char *aijname, *format = FormatOf(type), *toaijformat;
 
   PetscFunctionBeginUser;
   PetscCallMPI(MPI_Comm_size(PETSC_COMM_WORLD, &size));
@@ -774,8 +790,19 @@ static PetscErrorCode RunCombo(Ctx *ctx, const Case *cs, PetscInt icase, const c
   PetscCall(GetCSR(cs, icase, &a));
   PetscCall(BuildMat(cs, &a, type, PETSC_TRUE, &A));
   PetscCall(BuildMat(cs, &a, MATAIJ, PETSC_FALSE, &B));
+  /* A is a genuine AIJ matrix (aijcusparse on a GPU): MatGetType names that base type; the format is MatELLRGetFormat's.
+     The full registered name (seqaijellrt, mpiaijpellr, ...) converts too. */
   PetscCall(MatGetType(A, &atype));
-  PetscCall(PetscStrncpy(fullname, atype, sizeof(fullname)));
+  PetscCall(PetscStrncpy(basetype, atype, sizeof(basetype)));
+  aijname = size > 1 ? MATMPIAIJ : MATSEQAIJ;
+  PetscCall(PetscSNPrintf(fullname, sizeof(fullname), "%s%s", aijname, format ? format : ""));
+  /* MatConvert(A, MATAIJ) of a matrix whose base type is AIJ already is a copy that keeps the format; from the
+     aijcusparse base PETSc's own conversion decides */
+  {
+    PetscBool same;
+    PetscCall(PetscStrcmp(basetype, aijname, &same));
+    toaijformat = same ? format : "*";
+  }
   {
     PetscBool isaij;
     PetscCall(PetscStrcmp(type, MATAIJ, &isaij));
@@ -885,11 +912,11 @@ static PetscErrorCode RunCombo(Ctx *ctx, const Case *cs, PetscInt icase, const c
     }
     /* MatDuplicate and MatCopy */
     PetscCall(MatDuplicate(A, MAT_COPY_VALUES, &D));
-    PetscCall(CheckType(ctx, D, "MatDuplicate(MAT_COPY_VALUES)", fullname));
+    PetscCall(CheckType(ctx, D, "MatDuplicate(MAT_COPY_VALUES)", basetype, format));
     PetscCall(CheckProducts(ctx, D, B, "MatDuplicate(MAT_COPY_VALUES)", need));
     PetscCall(MatDuplicate(A, MAT_DO_NOT_COPY_VALUES, &E));
     PetscCall(MatDuplicate(B, MAT_DO_NOT_COPY_VALUES, &F));
-    PetscCall(CheckType(ctx, E, "MatDuplicate(MAT_DO_NOT_COPY_VALUES)", fullname));
+    PetscCall(CheckType(ctx, E, "MatDuplicate(MAT_DO_NOT_COPY_VALUES)", basetype, format));
     PetscCall(CheckProducts(ctx, E, F, "MatDuplicate(MAT_DO_NOT_COPY_VALUES)", need));
     PetscCall(MatCopy(A, E, SAME_NONZERO_PATTERN));
     PetscCall(CheckProducts(ctx, E, B, "MatCopy(SAME_NONZERO_PATTERN)", need));
@@ -903,7 +930,7 @@ static PetscErrorCode RunCombo(Ctx *ctx, const Case *cs, PetscInt icase, const c
 
     /* MatConvert AIJ -> type: initial, reuse, in place; by root name and by full name */
     PetscCall(MatConvert(B, type, MAT_INITIAL_MATRIX, &C));
-    PetscCall(CheckType(ctx, C, "MatConvert(MAT_INITIAL_MATRIX)", fullname));
+    PetscCall(CheckType(ctx, C, "MatConvert(MAT_INITIAL_MATRIX)", basetype, format));
     PetscCall(CheckProducts(ctx, C, B, "MatConvert(MAT_INITIAL_MATRIX)", need));
     PetscCall(MatScale(B, 0.5));
     PetscCall(MatScale(A, 0.5));
@@ -912,19 +939,19 @@ static PetscErrorCode RunCombo(Ctx *ctx, const Case *cs, PetscInt icase, const c
     PetscCall(CheckProducts(ctx, A, B, "MatScale again", need));
     PetscCall(MatDestroy(&C));
     PetscCall(MatConvert(B, fullname, MAT_INITIAL_MATRIX, &C));
-    PetscCall(CheckType(ctx, C, "MatConvert(full type name)", fullname));
+    PetscCall(CheckType(ctx, C, "MatConvert(full type name)", basetype, format));
     PetscCall(CheckProducts(ctx, C, B, "MatConvert(full type name)", need));
     PetscCall(MatDestroy(&C));
     PetscCall(MatDuplicate(B, MAT_COPY_VALUES, &D));
     PetscCall(MatConvert(D, type, MAT_INPLACE_MATRIX, &D));
-    PetscCall(CheckType(ctx, D, "MatConvert(MAT_INPLACE_MATRIX)", fullname));
+    PetscCall(CheckType(ctx, D, "MatConvert(MAT_INPLACE_MATRIX)", basetype, format));
     PetscCall(CheckProducts(ctx, D, B, "MatConvert(MAT_INPLACE_MATRIX)", need));
     /* and back to AIJ */
     PetscCall(MatConvert(A, MATAIJ, MAT_INITIAL_MATRIX, &E));
-    PetscCall(CheckType(ctx, E, "MatConvert(to aij, MAT_INITIAL_MATRIX)", size > 1 ? MATMPIAIJ : MATSEQAIJ));
+    PetscCall(CheckType(ctx, E, "MatConvert(to aij, MAT_INITIAL_MATRIX)", aijname, toaijformat));
     PetscCall(CheckProducts(ctx, E, B, "MatConvert(to aij, MAT_INITIAL_MATRIX)", PETSC_FALSE));
     PetscCall(MatConvert(D, MATAIJ, MAT_INPLACE_MATRIX, &D));
-    PetscCall(CheckType(ctx, D, "MatConvert(to aij, MAT_INPLACE_MATRIX)", size > 1 ? MATMPIAIJ : MATSEQAIJ));
+    PetscCall(CheckType(ctx, D, "MatConvert(to aij, MAT_INPLACE_MATRIX)", aijname, toaijformat));
     PetscCall(CheckProducts(ctx, D, B, "MatConvert(to aij, MAT_INPLACE_MATRIX)", PETSC_FALSE));
     /* the original is untouched by all of that */
     PetscCall(CheckProducts(ctx, A, B, "after conversions", need));
@@ -979,7 +1006,7 @@ static PetscErrorCode RunCombo(Ctx *ctx, const Case *cs, PetscInt icase, const c
     PetscCall(MatDestroy(&E));
     if (g_coo) PetscCall(RunCOO(ctx, cs, icase, &a, type, need));
     if (g_prealloc) PetscCall(RunPrealloc(ctx, cs, icase, &a, type, need));
-    if (g_life) PetscCall(RunLifecycle(ctx, cs, &a, type, need, fullname));
+    if (g_life) PetscCall(RunLifecycle(ctx, cs, &a, type, need, basetype));
   }
   PetscCall(MatDestroy(&A));
   PetscCall(MatDestroy(&B));
@@ -1003,7 +1030,8 @@ int main(int argc, char **argv)
 {
   char     *casesel[32], *typesel[8];
   PetscInt  ncasesel = 32, ntypesel = 8, optsel[64], noptsel = 64, totalchecks = 0, totalfail = 0;
-  PetscBool hascases, hastypes, hasopts, list = PETSC_FALSE, hasmaxfill;
+  PetscBool hascases, hastypes, hasopts, list = PETSC_FALSE, hasmaxfill, hascmdbackend;
+  char      cmdbackend[16];
   Ctx       ctx = {1e-12, PETSC_FALSE, NULL, 0, 0, PETSC_FALSE};
   char      group[16] = "all";
   PetscBool fail_exit = PETSC_TRUE;
@@ -1058,6 +1086,9 @@ int main(int argc, char **argv)
      the command line gives -mat_ellr_max_fill. Option sets that pad on purpose (large T or slices on tiny
      matrices) carry -mat_ellr_max_fill 0 themselves; the others run with the default limit. */
   PetscCall(PetscOptionsHasName(NULL, NULL, "-mat_ellr_max_fill", &hasmaxfill));
+  /* -mat_ellr_backend of the command line (run.sh's ENGINE): an option set that names the backend itself clears the
+     key afterwards, so the command line's value is put back after each set */
+  PetscCall(PetscOptionsGetString(NULL, NULL, "-mat_ellr_backend", cmdbackend, sizeof(cmdbackend), &hascmdbackend));
 
   for (PetscInt c = 0; c < NCASES; c++) {
     PetscBool run = (PetscBool)(ncasesel == 0);
@@ -1080,6 +1111,7 @@ int main(int argc, char **argv)
         PetscCall(PetscOptionsInsertString(NULL, set));
         PetscCall(RunCombo(&ctx, &cases[c], c, typesel[t]));
         PetscCall(ClearOptionSet(set));
+        if (hascmdbackend) PetscCall(PetscOptionsSetValue(NULL, "-mat_ellr_backend", cmdbackend));
         if (cases[c].irregular && !hasmaxfill) PetscCall(PetscOptionsClearValue(NULL, "-mat_ellr_max_fill"));
         PetscCall(PetscPrintf(PETSC_COMM_WORLD, "%s %s: %" PetscInt_FMT " checks, %" PetscInt_FMT " failed\n", ctx.nfail ? "FAIL" : "ok", label, ctx.nchecks, ctx.nfail));
         totalchecks += ctx.nchecks;

@@ -89,7 +89,11 @@ static PetscErrorCode Solve(Problem p, MatType type, const char *ksptype, const 
   PetscCall(KSPGetIterationNumber(ksp, its));
   PetscCall(KSPGetConvergedReason(ksp, reason));
   *nproducts = 0;
-  PetscCall(PetscObjectTypeCompareAny((PetscObject)A, &isellr, MATSEQAIJELLRT, MATMPIAIJELLRT, MATSEQAIJPELLR, MATMPIAIJPELLR, ""));
+  { /* the format is the library's (MatGetType names the base type); its products counted */
+    MatType f;
+    PetscCall(MatELLRGetFormat(A, &f));
+    isellr = (PetscBool)(f != NULL);
+  }
   if (isellr) PetscCall(MatELLRGetProductCount(A, nproducts));
   PetscCall(KSPDestroy(&ksp));
   PetscCall(VecDestroy(&x));

@@ -76,6 +76,13 @@ int main(int argc, char **argv)
     }
     PetscCall(PetscSynchronizedPrintf(PETSC_COMM_WORLD, "%s flops mult/multadd/multT/multTadd: %s %g %g %g %g, aij %g %g %g %g\n", (fa[0] == fb[0] && fa[1] == fb[1] && fa[2] == fb[2] && fa[3] == fb[3]) ? "ok  " : "FAIL", type, fa[0], fa[1], fa[2], fa[3], fb[0], fb[1], fb[2], fb[3]));
     PetscCall(PetscSynchronizedFlush(PETSC_COMM_WORLD, PETSC_STDOUT));
+    { /* the 5 products of A above ran on the storage (unless its backend is the base type's own) */
+      MatELLRBackend be;
+      PetscInt       count;
+      PetscCall(MatELLRGetBackend(A, &be));
+      PetscCall(MatELLRGetProductCount(A, &count));
+      PetscCall(PetscPrintf(PETSC_COMM_WORLD, "%s %" PetscInt_FMT " products on the storage, backend %s\n", (be == MAT_ELLR_BACKEND_AIJ) == (count == 0) && (be == MAT_ELLR_BACKEND_AIJ || count >= 5) ? "ok  " : "FAIL", count, MatELLRBackends[be]));
+    }
     PetscCall(VecDestroy(&x));
     PetscCall(VecDestroy(&y));
     PetscCall(VecDestroy(&z));

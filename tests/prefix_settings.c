@@ -1,4 +1,4 @@
-static char help[] = "Regression: settings given under the matrix's options prefix survive PETSc operations that replace its data.\n\
+static char help[] = "Regression: the format and settings given under the matrix's options prefix reach the matrix and survive PETSc operations that replace its data.\n\
   Run with -a_mat_ellr_backend cpu (the prefix is a_).\n";
 #include <petscellr.h>
 
@@ -26,14 +26,24 @@ static PetscErrorCode Build(MatType type, const char *prefix, PetscInt N, Mat *A
   PetscFunctionReturn(0);
 }
 
-/* where products run, and whether a MatMult runs on the ELLPACK-R storage (the product count grows) */
-static PetscErrorCode Report(const char *what, Mat A, MatELLRBackend want)
+/* the format (MatELLRGetFormat), where products run, and whether a MatMult runs on the ELLPACK-R storage (the
+   product count grows) */
+static PetscErrorCode Report(const char *what, Mat A, const char *format, MatELLRBackend want)
 {
-  MatELLRBackend be;
+  MatELLRBackend be = MAT_ELLR_BACKEND_AIJ;
+  MatType        f;
   PetscInt       c0, c1;
+  PetscBool      same;
   Vec            x, y;
 
   PetscFunctionBeginUser;
+  PetscCall(MatELLRGetFormat(A, &f));
+  PetscCall(PetscStrcmp(f, format, &same));
+  if (!same) {
+    g_fail++;
+    PetscCall(PetscPrintf(PETSC_COMM_WORLD, "FAIL %-40s format %s, expected %s\n", what, f ? f : "none", format));
+    PetscFunctionReturn(0);
+  }
   PetscCall(MatELLRGetBackend(A, &be));
   PetscCall(MatELLRGetProductCount(A, &c0));
   PetscCall(MatCreateVecs(A, &x, &y));
@@ -43,40 +53,16 @@ static PetscErrorCode Report(const char *what, Mat A, MatELLRBackend want)
   /* AIJ's own products leave the count alone */
   const PetscBool bad = (PetscBool)(be != want || (want != MAT_ELLR_BACKEND_AIJ) != (c1 > c0));
   if (bad) g_fail++;
-  PetscCall(PetscPrintf(PETSC_COMM_WORLD, "%-4s %-40s backend %s (expected %s), MatMult on the storage: %s\n", bad ? "FAIL" : "ok", what, MatELLRBackends[be], MatELLRBackends[want], c1 > c0 ? "yes" : "no"));
+  PetscCall(PetscPrintf(PETSC_COMM_WORLD, "%-4s %-40s format %s, backend %s (expected %s), MatMult on the storage: %s\n", bad ? "FAIL" : "ok", what, f, MatELLRBackends[be], MatELLRBackends[want], c1 > c0 ? "yes" : "no"));
   PetscCall(VecDestroy(&x));
   PetscCall(VecDestroy(&y));
-  PetscFunctionReturn(0);
-}
-
-/* Whether this PETSc keeps a matrix's composed objects through a header merge (3.26 does; 3.18 drops them) */
-static PetscErrorCode MergeKeepsComposed(Mat X, PetscBool *keeps)
-{
-  Mat            Y;
-  PetscContainer c;
-  PetscObject    o = NULL;
-  PetscInt       lo, hi, N;
-
-  PetscFunctionBeginUser;
-  PetscCall(MatGetSize(X, &N, NULL));
-  PetscCall(MatCreateAIJ(PETSC_COMM_WORLD, PETSC_DECIDE, PETSC_DECIDE, N, N, 1, NULL, 0, NULL, &Y));
-  PetscCall(MatGetOwnershipRange(Y, &lo, &hi));
-  for (PetscInt i = lo; i < hi; i++) PetscCall(MatSetValue(Y, i, i, 1.0, INSERT_VALUES));
-  PetscCall(MatAssemblyBegin(Y, MAT_FINAL_ASSEMBLY));
-  PetscCall(MatAssemblyEnd(Y, MAT_FINAL_ASSEMBLY));
-  PetscCall(PetscContainerCreate(PETSC_COMM_SELF, &c));
-  PetscCall(PetscObjectCompose((PetscObject)Y, "probe", (PetscObject)c));
-  PetscCall(PetscContainerDestroy(&c));
-  PetscCall(MatAXPY(Y, 1.0, X, DIFFERENT_NONZERO_PATTERN)); /* the diagonal and (i*7+5) % N: another pattern */
-  PetscCall(PetscObjectQuery((PetscObject)Y, "probe", &o));
-  *keeps = (PetscBool)(o != NULL);
-  PetscCall(MatDestroy(&Y));
   PetscFunctionReturn(0);
 }
 
 int main(int argc, char **argv)
 {
   Mat      A, D, X;
+  MatType  format;
   char     type[64] = "ellrt";
   PetscInt N        = 20, lo, hi;
 
@@ -84,8 +70,11 @@ int main(int argc, char **argv)
   PetscCall(PetscELLRInitializePackage());
   PetscCall(PetscOptionsGetString(NULL, NULL, "-type", type, sizeof(type), NULL));
 
+  /* the matrix takes the format and -a_mat_ellr_backend under its prefix */
   PetscCall(Build(type, "a_", N, &A));
-  PetscCall(Report("assembled", A, MAT_ELLR_BACKEND_CPU));
+  PetscCall(MatELLRGetFormat(A, &format));
+  PetscCheck(format, PETSC_COMM_WORLD, PETSC_ERR_PLIB, "MatSetType(A, %s) gave a matrix without the format", type);
+  PetscCall(Report("assembled", A, format, MAT_ELLR_BACKEND_CPU));
 
   /* MatAXPY with another pattern: AIJ builds a new matrix of A's type and merges it into A's header */
   PetscCall(MatCreateAIJ(PETSC_COMM_WORLD, PETSC_DECIDE, PETSC_DECIDE, N, N, 1, NULL, 1, NULL, &X));
@@ -94,47 +83,26 @@ int main(int argc, char **argv)
   PetscCall(MatAssemblyBegin(X, MAT_FINAL_ASSEMBLY));
   PetscCall(MatAssemblyEnd(X, MAT_FINAL_ASSEMBLY));
   PetscCall(MatAXPY(A, 1.0, X, DIFFERENT_NONZERO_PATTERN));
-  PetscCall(Report("MatAXPY(DIFFERENT_NONZERO_PATTERN)", A, MAT_ELLR_BACKEND_CPU));
+  PetscCall(Report("MatAXPY(DIFFERENT_NONZERO_PATTERN)", A, format, MAT_ELLR_BACKEND_CPU));
   PetscCall(MatDestroy(&A));
 
   PetscCall(Build(type, "a_", N, &A));
   PetscCall(MatTranspose(A, MAT_INPLACE_MATRIX, &A));
-  PetscCall(Report("MatTranspose(MAT_INPLACE_MATRIX)", A, MAT_ELLR_BACKEND_CPU));
+  PetscCall(Report("MatTranspose(MAT_INPLACE_MATRIX)", A, format, MAT_ELLR_BACKEND_CPU));
 
-  /* A duplicate has no prefix of its own: it keeps the settings it was given by its parent through the same merges
-     where PETSc keeps its composed objects; where PETSc drops them (3.18) it takes the settings of an unprefixed
-     matrix, as a matrix of the type made without options does */
+  /* a duplicate (no prefix of its own) keeps its parent's settings */
+  PetscCall(MatDuplicate(A, MAT_COPY_VALUES, &D));
+  PetscCall(Report("MatDuplicate", D, format, MAT_ELLR_BACKEND_CPU));
+  PetscCall(MatDestroy(&D));
+
+  /* MatHeaderReplace() makes A the other matrix, its options prefix included: an unprefixed one's settings */
   {
-    PetscBool      keeps = PETSC_FALSE;
     MatELLRBackend plain = MAT_ELLR_BACKEND_AIJ;
     Mat            P;
-    PetscCall(MergeKeepsComposed(X, &keeps));
     PetscCall(Build(type, NULL, N, &P));
     PetscCall(MatELLRGetBackend(P, &plain));
-    PetscCall(MatDestroy(&P));
-    PetscCall(PetscPrintf(PETSC_COMM_WORLD, "This PETSc %s a matrix's composed objects through a header merge\n", keeps ? "keeps" : "drops"));
-    PetscCall(MatDuplicate(A, MAT_COPY_VALUES, &D));
-    PetscCall(Report("MatDuplicate", D, MAT_ELLR_BACKEND_CPU));
-    PetscCall(MatAXPY(D, 1.0, X, DIFFERENT_NONZERO_PATTERN));
-    PetscCall(Report("MatDuplicate, MatAXPY(DIFFERENT_NONZERO_PATTERN)", D, keeps ? MAT_ELLR_BACKEND_CPU : plain));
-    PetscCall(MatTranspose(D, MAT_INPLACE_MATRIX, &D));
-    PetscCall(Report("MatDuplicate, MatTranspose(MAT_INPLACE_MATRIX)", D, keeps ? MAT_ELLR_BACKEND_CPU : plain));
-    PetscCall(MatDestroy(&D));
-
-    /* right after a merge, with no product between: a duplicate and MatSetFromOptions() start from the matrix's own
-       settings, not from those of the matrix PETSc built for the merge */
-    PetscCall(MatAXPY(A, 1.0, X, DIFFERENT_NONZERO_PATTERN));
-    PetscCall(MatDuplicate(A, MAT_COPY_VALUES, &D));
-    PetscCall(Report("MatAXPY(DIFFERENT_NONZERO_PATTERN), MatDuplicate", D, MAT_ELLR_BACKEND_CPU));
-    PetscCall(MatAXPY(D, 1.0, X, DIFFERENT_NONZERO_PATTERN));
-    PetscCall(MatSetFromOptions(D));
-    PetscCall(Report("MatDuplicate, MatAXPY(DIFFERENT_NONZERO_PATTERN), MatSetFromOptions", D, keeps ? MAT_ELLR_BACKEND_CPU : plain));
-    PetscCall(MatDestroy(&D));
-
-    /* MatHeaderReplace() makes A the other matrix, its options prefix included: an unprefixed one's settings */
-    PetscCall(Build(type, NULL, N, &P));
     PetscCall(MatHeaderReplace(A, &P));
-    PetscCall(Report("MatHeaderReplace by an unprefixed matrix", A, plain));
+    PetscCall(Report("MatHeaderReplace by an unprefixed matrix", A, format, plain));
   }
   PetscCall(MatDestroy(&X));
   PetscCall(MatDestroy(&A));

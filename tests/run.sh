@@ -102,11 +102,12 @@ run() {
 }
 
 # The output filters.  std: drops what varies from run to run (timings).  types: also makes the
-# output of an ELLR run comparable with the same run under MATAIJ (type names, the format lines of
-# -mat_view ::ascii_info and -ksp_view).
+# output of an ELLR run comparable with the same run under MATAIJ (the base type's name on the GPU, the format
+# the tutorials print after the type, the format lines of -mat_view ::ascii_info and -ksp_view).
 filter_std() { sed -e '/^Solve time:/d' -e '/^scratch kept/d' "$1"; }
 filter_types() {
-  filter_std "$1" | sed -E -e 's/(seq|mpi)aij(ellrt|pellr)/\1aij/g' -e 's/type: (ellrt|pellr)$/type: aij/' \
+  filter_std "$1" | sed -E -e 's/(seq|mpi)aij(ellrt|pellr|cusparse)/\1aij/g' -e 's/type: (ellrt|pellr)$/type: aij/' \
+    -e 's/^(Matrix type: [a-z]+) \(petsc-ellr format (ellrt|pellr)\)$/\1/' \
     -e '/petsc-ellr format /d' -e '/threads per row [0-9]+/d' -e '/fill ratio [0-9.]+ \(/d' \
     -e '/warp iterations per product/d' -e '/^ *GPU: block size/d' -e '/^ *vectors: /d' \
     -e '/^ *GPU setup /d' -e '/^ *the plan \(during the upload\)/d' -e '/^ *host CSR /d' -e '/^ *values refreshed /d' \
@@ -289,8 +290,9 @@ for g in coo prealloc lifecycle; do
 done
 
 # a sweep of PETSc operations (MatZeroRowsColumns, MatDiagonalSet, MatChop, MatPtAP, MatCreateRedundantMatrix,
-# conversions to other types, MatLoad, DMCreateMatrix, flop counts, ...) against MATAIJ; settings under an options
-# prefix kept through header merges; MatSeqAIJSetColumnIndices and MatCreateSubMatrices reuse
+# conversions to other types, MatLoad, DMCreateMatrix, flop counts, ...) against MATAIJ, the format kept and the products
+# on the storage wherever the op leaves A's own matrix; the format and settings under an options prefix reaching the
+# matrix and kept through header merges (MatAXPY with another pattern, MatTranspose in place), MatDuplicate and MatHeaderReplace
 for n in 1 2; do
   Q=$([ $n = 1 ] && echo 1 || echo 0) t_grep "ops_sweep_np$n" "^0 failed" -- $MPIEXEC -n $n "$BUILD/tests/ops_sweep" $ENGINE -binfile "$SCRATCH/ops_sweep_np$n.bin"
   t_grep "prefix_settings_np$n" "^0 failed" -- $MPIEXEC -n $n "$BUILD/tests/prefix_settings" -a_mat_ellr_backend cpu
@@ -318,30 +320,29 @@ for o in "-type ellrt -mat_ellr_max_fill 0" "-type pellr" "-type ellrt -mat_ellr
   Q=$([ $i = 1 ] && echo 1 || echo 0) t_fn "repeat_products_$i" ok_lines 5 "$BUILD/tests/repeat_products" "${RPN[@]}" $o $ENGINE
   [ $i -le 2 ] && t_fn "repeat_products_${i}_np2" ok_lines 5 $MPIEXEC -n 2 "$BUILD/tests/repeat_products" "${RPN[@]}" $o $ENGINE
 done
-t_fn pattern_misc ok_lines 4 "$BUILD/tests/pattern_misc" $ENGINE
-# C = A B with B dense (MatMatMult: KSPMatSolve, block Krylov methods, SLEPc) against MATAIJ's within the rounding
-# bound, 1, 4, 16 and 37 columns, a stencil, a rectangle with empty rows, 0 x 5 and 5 x 0, new values of A seen by the reused
-# product, repeated products bitwise equal; on the GPU with an optimized PETSc ellrt's products (one rank and the
-# diagonal blocks of two) must run on the ELLPACK-R storage, not fall back to cuSPARSE's SpMM
-DENSE_EXPECT=()
-grep -qs '^#define PETSC_USE_DEBUG 1' "$PETSC_DIR/${PETSC_ARCH:+$PETSC_ARCH/}include/petscconf.h" || { [ "$BACKEND" = cuda ] && DENSE_EXPECT=(-expect_storage); }
-Q=1 t_fn dense_product_ellrt ok_lines 32 "$BUILD/tests/dense_product" -type ellrt "${DENSE_EXPECT[@]}" $ENGINE
-t_fn dense_product_pellr ok_lines 32 "$BUILD/tests/dense_product" -type pellr -mat_ellr_kernel sliced "${DENSE_EXPECT[@]}" $ENGINE
-t_fn dense_product_pellr_auto ok_lines 32 "$BUILD/tests/dense_product" -type pellr $ENGINE
-t_fn dense_product_np2 ok_lines 32 $MPIEXEC -n 2 "$BUILD/tests/dense_product" -type ellrt "${DENSE_EXPECT[@]}" $ENGINE
+t_fn pattern_misc ok_lines 5 "$BUILD/tests/pattern_misc" $ENGINE
+# the binding's regressions (tests/binding_regress.c): the type name from MatGetType() kept across MatMatMult and
+# MatTranspose, then given to MatConvert (the format kept); MatPermute on 3 processes; PCFIELDSPLIT over a matrix of
+# the type set up with MatSetUp() (no preallocation); each against MATAIJ, the products on the storage
+Q=1 t_fn convert_type_name_after_product ok_lines 2 "$BUILD/tests/binding_regress" -test convert_after_product $ENGINE
+t_fn convert_type_name_after_product_np2 ok_lines 2 $MPIEXEC -n 2 "$BUILD/tests/binding_regress" -test convert_after_product -type pellr $ENGINE
+t_fn permute_np3 ok_lines 2 $MPIEXEC -n 3 "$BUILD/tests/binding_regress" -test permute $ENGINE
+t_fn fieldsplit_after_setup ok_lines 1 "$BUILD/tests/binding_regress" -test fieldsplit $ENGINE
+t_fn fieldsplit_after_setup_np2 ok_lines 1 $MPIEXEC -n 2 "$BUILD/tests/binding_regress" -test fieldsplit -type pellr $ENGINE
+# C = A B with B dense (MatMatMult: KSPMatSolve, block Krylov methods, SLEPc) is the base type's product: the format leaves
+# it intact.  Against MATAIJ's within the rounding bound, 1, 4, 16 and 37 columns, a stencil, a rectangle with empty rows,
+# 0 x 5 and 5 x 0, new values of A seen by the reused product, repeated products bitwise equal
+Q=1 t_fn dense_product_ellrt ok_lines 32 "$BUILD/tests/dense_product" -type ellrt $ENGINE
+t_fn dense_product_pellr ok_lines 32 "$BUILD/tests/dense_product" -type pellr $ENGINE
+t_fn dense_product_np2 ok_lines 32 $MPIEXEC -n 2 "$BUILD/tests/dense_product" -type ellrt $ENGINE
 t_fn dense_product_np4 ok_lines 32 $MPIEXEC -n 4 "$BUILD/tests/dense_product" -type pellr -n 9 $ENGINE
-# AIJ's arrays page-locked by the GPU storage (-n 300: values of 1.8-3.6 MB per process, page-locked at the second
-# refresh; -n 450: 8 MB, at create), then every route by which AIJ reallocates or frees them (a new nonzero, also into
-# another process's diagonal block; MatResetPreallocation; a second MatSetPreallocationCOO; preallocation again; MatShift and
-# MatZeroRows/MatZeroRowsColumns inserting diagonal entries; MatDestroy),
-# products against MATAIJ after each; on one rank a negative control (a new nonzero through AIJ's own insertion, past
-# the type's release: on the GPU the next product must fail with PETSC_ERR_PLIB, the one after be right).  On the GPU each route also checks that -mat_view reports the arrays page-locked
-# before it; on the CPU the same routes run on smaller grids, without page-locking.  On the GPU they run on the AIJ base
-# (-mat_ellr_cusparse_base false), whose storage is uploaded from the host CSR; the aijcusparse base page-locks nothing.
-RP_N=(-mat_ellr_cusparse_base false); [ "$BACKEND" = cpu ] && RP_N=(-n 40)
-t_fn refresh_pinning_np1 ok_lines 50 "$BUILD/tests/refresh_pinning" -type ellrt "${RP_N[@]}" $ENGINE
-t_fn refresh_pinning_np2 ok_lines 29 $MPIEXEC -n 2 "$BUILD/tests/refresh_pinning" -type pellr "${RP_N[@]}" $ENGINE
-t_fn refresh_pinning_at_create ok_lines 50 "$BUILD/tests/refresh_pinning" -type pellr -n $([ "$BACKEND" = cpu ] && echo 60 || echo 450) $([ "$BACKEND" = cpu ] || echo -mat_ellr_cusparse_base false) $ENGINE
+# the storage made current and refreshed, then every route by which AIJ reallocates or frees its arrays (a new nonzero,
+# also into another process's diagonal block; MatResetPreallocation; a second MatSetPreallocationCOO; preallocation again;
+# MatShift and MatZeroRows/MatZeroRowsColumns inserting diagonal entries; MatDestroy; a new nonzero through AIJ's own
+# insertion put in the matrix's ops): products against MATAIJ after each, each on the storage (the product count)
+RP_N=(); [ "$BACKEND" = cpu ] && RP_N=(-n 40)
+t_fn refresh_routes_np1 ok_lines 50 "$BUILD/tests/refresh_routes" -type ellrt "${RP_N[@]}" $ENGINE
+t_fn refresh_routes_np2 ok_lines 29 $MPIEXEC -n 2 "$BUILD/tests/refresh_routes" -type pellr "${RP_N[@]}" $ENGINE
 # -help in the MatCreate / MatSetType / MatSetFromOptions order lists the options (2 ranks; on 1 PETSc itself
 # prints no MatSetFromOptions block in that order, for MATAIJ as well)
 t_grep help_order_np2 "-a_mat_type:? <now && -a_mat_ellr_backend:? <now" -- $MPIEXEC -n 2 "$BUILD/tests/help_order" -type ellrt -prefix a_ -help
@@ -381,8 +382,8 @@ t_out "ex1_27pt_aij_np1" "ex1_27pt_np1" filter_types 1e-3 -- $MPIEXEC -n 1 "$EX1
 # storage variants of ellrt give MATAIJ's answers
 i=0
 for o in "-mat_ellr_threads_per_row 4" "-mat_ellr_threads_per_row 32 -mat_ellr_max_fill 0" "-mat_ellr_slice_height 32 -mat_ellr_sort" \
-         "-mat_ellr_slice_height 7 -mat_ellr_threads_per_row 2" "-mat_ellr_sort -mat_ellr_sort_window 100" "-mat_ellr_backend cpu" \
-         "-mat_ellr_long_rows 7" "-mat_ellr_long_rows 1 -mat_ellr_long_join atomic -mat_ellr_sort" "-mat_ellr_long_rows 6 -mat_ellr_backend cpu" \
+         "-mat_ellr_slice_height 7 -mat_ellr_threads_per_row 2" "-mat_ellr_sort -mat_ellr_kernel csr_vector" "-mat_ellr_backend cpu" \
+         "-mat_ellr_long_rows 7" "-mat_ellr_long_rows 1 -mat_ellr_sort" "-mat_ellr_long_rows 6 -mat_ellr_backend cpu" \
          "-mat_ellr_threads_per_row -1 -mat_ellr_sort" "-mat_ellr_threads_per_row -1 -mat_ellr_slice_height 7 -mat_ellr_backend cpu"; do
   i=$((i + 1))
   t_out "ex1_ellrt_opts${i}_np2" "ex1_np2" filter_types 1e-3 -- $MPIEXEC -n 2 "$EX1" $EX1OPTS -mat_type ellrt $ENGINE $o
@@ -398,25 +399,33 @@ Q=1 t_grep ex1_view_ellrt "petsc-ellr format ellrt && backend $BACKEND && thread
   -- "$EX1" -n 16 -mat_type ellrt -mat_view ::ascii_info $ENGINE -ksp_type cg -pc_type jacobi
 t_grep ex1_view_pellr "petsc-ellr format pellr && slice height 32 \(128 slices?\), rows sorted by decreasing length && fill ratio && warp iterations per product" \
   -- "$EX1" -n 16 -mat_type pellr -mat_view ::ascii_info $ENGINE -ksp_type cg -pc_type jacobi
-t_grep ex1_view_ellrt_np2 "type: mpiaijellrt && off-diagonal block && petsc-ellr format ellrt" \
+t_grep ex1_view_ellrt_np2 "type: mpiaij(cusparse)?$ && petsc-ellr format ellrt on each process's diagonal block, sorted slices of its non-empty rows on the off-diagonal block && petsc-ellr format ellrt \(ELLPACK-R" \
   -- $MPIEXEC -n 2 "$EX1" -n 16 -mat_type ellrt -mat_view ::ascii_info $ENGINE -ksp_type cg -pc_type jacobi
-t_grep ex1_view_options "threads per row 4, slice height 64 \(64 slices?\), rows sorted by decreasing length && column indices: 16-bit offsets in 0 of 64 slices \(-mat_ellr_index16 false\); 1[0-9]\.[0-9]+ bytes per nonzero" \
-  -- "$EX1" -n 16 -mat_type ellrt -mat_ellr_threads_per_row 4 -mat_ellr_slice_height 64 -mat_ellr_sort -mat_ellr_index16 false -mat_view ::ascii_info $ENGINE -ksp_type cg -pc_type jacobi
+t_grep ex1_view_options "threads per row 4, slice height 64 \(64 slices?\), rows sorted by decreasing length && column indices: 16-bit offsets in 64 of 64 slices; 1[0-9]\.[0-9]+ bytes per nonzero" \
+  -- "$EX1" -n 16 -mat_type ellrt -mat_ellr_threads_per_row 4 -mat_ellr_slice_height 64 -mat_ellr_sort -mat_view ::ascii_info $ENGINE -ksp_type cg -pc_type jacobi
 # the long-row path reported: interior rows of the 7-point stencil (7 entries) leave the slices
-t_grep ex1_view_long_rows "long rows: 2744 of at least 7 entries \(19208 entries\) left the slices \(-mat_ellr_long_rows 7\): chunks of 256 entries shared by many warps, joined in a fixed order \(-mat_ellr_long_join segmented\) && fill ratio" \
+t_grep ex1_view_long_rows "long rows: 2744 of at least 7 entries \(19208 entries\) left the slices \(-mat_ellr_long_rows 7\): chunks of 256 entries shared by many warps, joined in a fixed order$ && fill ratio" \
   -- "$EX1" -n 16 -mat_type ellrt -mat_ellr_long_rows 7 -mat_view ::ascii_info $ENGINE -ksp_type cg -pc_type jacobi
 # threads per row per slice: the 7-point stencil's rows (4-7 entries) give T = 1 in every slice
 t_grep ex1_view_slice_threads "threads per row per slice \(-mat_ellr_threads_per_row -1; the smallest power of two with 16 T >= the slice's longest row\): 128 x T=1 slices; slice height 32 \(128 slices\)" \
   -- "$EX1" -n 16 -mat_type ellrt -mat_ellr_threads_per_row -1 -mat_view ::ascii_info $ENGINE -ksp_type cg -pc_type jacobi
 # without a GPU the automatic backend is AIJ's own products: -mat_view says so, nothing is built, ELLRMult never runs
-[ "$BACKEND" = cpu ] && Q=1 t_grep ex1_view_default_aij "petsc-ellr format ellrt .*backend aij: AIJ's own CPU products && KSP iterations: [0-9]+ \(CONVERGED_RTOL\)" \
+[ "$BACKEND" = cpu ] && Q=1 t_grep ex1_view_default_aij "^  type: seqaij$ && petsc-ellr format ellrt .*backend aij: the base type's own products \([^)]*\); no second copy of the matrix && KSP iterations: [0-9]+ \(CONVERGED_RTOL\)" \
   -- "$EX1" -n 16 -mat_type ellrt -mat_view ::ascii_info -ksp_type cg -pc_type jacobi
 [ "$BACKEND" = cpu ] && t_fn ex1_default_no_ellr_products no_ellrmult $MPIEXEC -n 2 "$EX1" -n 16 -mat_type pellr -ksp_type cg -pc_type jacobi -log_view
 # -help lists the options under the matrix's prefix (PETSc's ex2 and ex1 call MatSetFromOptions)
-Q=1 t_grep help_lists_options "-mat_ellr_backend:? <now auto && -mat_ellr_threads_per_row && -mat_ellr_block_size && -mat_ellr_slice_height && -mat_ellr_sort:? <[^>]*> Store rows && -mat_ellr_sort_window && -mat_ellr_max_fill && -mat_ellr_index16 && -mat_ellr_long_rows && -mat_ellr_long_join && -mat_ellr_spgemm_warmup && -mat_ellr_verify" \
+Q=1 t_grep help_lists_options "-mat_ellr_backend:? <now auto && -mat_ellr_threads_per_row && -mat_ellr_slice_height && -mat_ellr_sort:? <[^>]*> Store rows && -mat_ellr_kernel && -mat_ellr_long_rows && -mat_ellr_tune && -mat_ellr_max_fill" \
   -- "$EX1" -n 4 -mat_type ellrt -help
+# and no other -mat_ellr_ option
+help_eight_options() {
+  local out=$SCRATCH/help8.$$ n
+  run "$out" "$EX1" -n 4 -mat_type ellrt -help || { echo "exit status $?"; tail -20 "$out"; return 1; }
+  n=$(grep -oE "^ *-mat_ellr_[a-z0-9_]+" "$out" | sort -u | wc -l)
+  [ "$n" = 8 ] || { echo "-help lists $n -mat_ellr_ options, not 8"; grep -oE "^ *-mat_ellr_[a-z0-9_]+" "$out" | sort -u; return 1; }
+}
+t_fn help_lists_eight_options help_eight_options
 # the README's main job (make run-main)
-Q=1 t_grep ex1_main_job "Matrix type: seqaijellrt && KSP iterations: [0-9]+ \(CONVERGED_RTOL\) && petsc-ellr format ellrt" \
+Q=1 t_grep ex1_main_job "^Matrix type: seqaij(cusparse)? \(petsc-ellr format ellrt\)$ && KSP iterations: [0-9]+ \(CONVERGED_RTOL\) && petsc-ellr format ellrt" \
   -- "$EX1" -mat_type ellrt -n 40 -ksp_type cg -pc_type jacobi -mat_view ::ascii_info
 # the ELLRMult event proves the plugin's product ran
 Q=1 t_grep ex1_log_view "^ELLRMult +[1-9][0-9]* " -- "$EX1" -n 16 -mat_type ellrt -ksp_type cg -pc_type jacobi -log_view $ENGINE
@@ -469,7 +478,7 @@ else PT_OK=0; tail -n +2 "$PTLOG" >"$PTLOG.rest"; Q=1 fail petsc_tutorials_build
     Q=$q t_same "petsc_ex2_ilu_${t}_np1" filter_types 1e-6 "$PT/ex2 -m 30 -n 30 -mat_type aij -pc_type ilu -ksp_converged_reason" "$PT/ex2 $DLL -m 30 -n 30 -mat_type $t -pc_type ilu -ksp_converged_reason"
     t_same "petsc_ex2_bjacobi_ilu_${t}_np4" filter_types 1e-6 "$MPIEXEC -n 4 $PT/ex2 -m 30 -n 30 -mat_type aij -pc_type bjacobi -sub_pc_type ilu -ksp_converged_reason" "$MPIEXEC -n 4 $PT/ex2 $DLL -m 30 -n 30 -mat_type $t -pc_type bjacobi -sub_pc_type ilu -ksp_converged_reason"
     # -pc_type ilu on 4 ranks: PETSc's ILU is sequential; the ELLR types must fail exactly as MATAIJ does
-    t_err "petsc_ex2_ilu_${t}_np4" "Could not locate a solver type for factorization type ILU and matrix type mpiaij$t" -- $MPIEXEC -n 4 "$PT/ex2" $DLL -mat_type $t -pc_type ilu
+    t_err "petsc_ex2_ilu_${t}_np4" "Could not locate a solver type for factorization type ILU and matrix type mpiaij(cusparse)?\\.?$" -- $MPIEXEC -n 4 "$PT/ex2" $DLL -mat_type $t -pc_type ilu
     # ex23: 1D Laplacian (tridiagonal)
     Q=$q t_same "petsc_ex23_${t}_np1" filter_types 1e-6 "$PT/ex23 -n 40 -mat_type aij -ksp_monitor_short" "$PT/ex23 $DLL -n 40 -mat_type $t -ksp_monitor_short"
     t_same "petsc_ex23_${t}_np2" filter_types 1e-6 "$MPIEXEC -n 2 $PT/ex23 -n 40 -mat_type aij -ksp_monitor_short" "$MPIEXEC -n 2 $PT/ex23 $DLL -n 40 -mat_type $t -ksp_monitor_short"
@@ -479,8 +488,14 @@ else PT_OK=0; tail -n +2 "$PTLOG" >"$PTLOG.rest"; Q=1 fail petsc_tutorials_build
     # -log_view shows the plugin's products
     Q=$q t_grep "petsc_ex2_log_view_$t" "^ELLRMult +[1-9][0-9]* " -- "$PT/ex2" $DLL -mat_type $t -log_view $ENGINE
     t_grep "petsc_ex23_log_view_${t}_np2" "^ELLRMult +[1-9][0-9]* " -- $MPIEXEC -n 2 "$PT/ex23" $DLL -mat_type $t -log_view $ENGINE
-    t_grep "petsc_ex50_log_view_$t" "^ELLRMult +[1-9][0-9]* && type: seqaij$t" -- "$PT/ex50" $DLL -dm_mat_type $t -log_view -ksp_view $ENGINE
+    t_grep "petsc_ex50_log_view_$t" "^ELLRMult +[1-9][0-9]* && type: seqaij(cusparse)?$ && petsc-ellr format $t " -- "$PT/ex50" $DLL -dm_mat_type $t -log_view -ksp_view $ENGINE
   done
+  # no composed function left on any object at its destruction (-checkfunctionlist prints those) and nothing leaked:
+  # the output is MATAIJ's
+  for t in ellrt pellr; do
+    t_same "petsc_ex2_checkfunctionlist_$t" filter_std 0 "$PT/ex2 -mat_type aij -checkfunctionlist -malloc_dump" "$PT/ex2 $DLL -mat_type $t -checkfunctionlist -malloc_dump $ENGINE"
+  done
+  t_same petsc_ex2_checkfunctionlist_np2 filter_std 0 "$MPIEXEC -n 2 $PT/ex2 -mat_type aij -checkfunctionlist -malloc_dump" "$MPIEXEC -n 2 $PT/ex2 $DLL -mat_type ellrt -checkfunctionlist -malloc_dump $ENGINE"
   # the library through PETSC_OPTIONS (what petsc4py users do)
   Q=1 t_same petsc_ex2_petsc_options filter_types 1e-6 "$PT/ex2 -mat_type aij -ksp_monitor_short" "PETSC_OPTIONS='$EXTRA_OPTS -dll_append $LIB' $PT/ex2 -mat_type ellrt -ksp_monitor_short"
   t_grep petsc_ex2_petsc_options_log "^ELLRMult +[1-9][0-9]* " -- env PETSC_OPTIONS="$EXTRA_OPTS -dll_append $LIB -mat_type pellr -log_view $ENGINE" "$PT/ex2"
@@ -628,14 +643,8 @@ t_err bad_threads_per_row_64 "-mat_ellr_threads_per_row 64 is invalid" -- "$EX1"
 t_err bad_threads_per_row_neg "-mat_ellr_threads_per_row -2 is invalid: use 1, 2, 4, 8, 16 or 32 \(or 0 to tune it, -1 for each slice its own\)" -- "$EX1" $BAD -mat_type ellrt -mat_ellr_threads_per_row -2
 t_err bad_threads_per_row_np2 "-mat_ellr_threads_per_row 3 is invalid" -- $MPIEXEC -n 2 "$EX1" $BAD -mat_type pellr -mat_ellr_threads_per_row 3
 Q=1 t_err bad_slice_height "-mat_ellr_slice_height -1 is invalid" -- "$EX1" $BAD -mat_type ellrt -mat_ellr_slice_height -1
-t_err bad_block_size "-mat_ellr_block_size 33 is invalid" -- "$EX1" $BAD -mat_type ellrt -mat_ellr_block_size 33
-t_err bad_sort_window "-mat_ellr_sort_window -3 is invalid" -- "$EX1" $BAD -mat_type pellr -mat_ellr_sort_window -3
 t_err bad_long_rows "-mat_ellr_long_rows -2 is invalid: use a number of entries" -- "$EX1" $BAD -mat_type ellrt -mat_ellr_long_rows -2
 t_err bad_max_fill "-mat_ellr_max_fill -1\\.? is invalid" -- "$EX1" $BAD -mat_type ellrt -mat_ellr_max_fill -1
-# -mat_seqaij_type (seqaijperm, seqaijsell, ...) makes every SEQAIJ matrix a type with data of its own, which the types
-# cannot take: the error names the option
-t_err bad_seqaij_type "-mat_seqaij_type seqaijperm makes every SEQAIJ matrix of type seqaijperm, .*: leave the option out" -- "$EX1" $BAD -mat_type ellrt -mat_seqaij_type seqaijperm
-t_err bad_seqaij_type_np2 "-mat_seqaij_type seqaijsell makes every SEQAIJ matrix \(the blocks of an MPIAIJ one too\) of type seqaijsell, .*: leave the option out" -- $MPIEXEC -n 2 "$EX1" $BAD -mat_type pellr -mat_seqaij_type seqaijsell
 Q=1 t_err bad_backend_foo "Unknown option \"?foo\"? for -mat_ellr_backend" -- "$EX1" $BAD -mat_type ellrt -mat_ellr_backend foo
 # no GPU here: a clear error, whether the library has the CUDA backend compiled in or not
 [ "$BACKEND" = cpu ] && Q=1 t_err bad_backend_cuda "-mat_ellr_backend cuda: (this libpetscellr was built without CUDA|no CUDA device is visible)" -- "$EX1" $BAD -mat_type ellrt -mat_ellr_backend cuda
@@ -660,40 +669,13 @@ pc_copies() {
   [ "$i1" = "$i2" ] || { echo "iterations $i2, aijcusparse $i1"; return 1; }
   [ "${c2%.*}" -le "${c1%.*}" ] || { echo "$c2 host<->device copies inside KSPSolve, aijcusparse $c1"; return 1; }
 }
-# GAMG with the types on the aijcusparse base: cuSPARSE's SpGEMM runs once on a small matrix before the first sparse
-# product of each process (aijellrwarmup.c), and not with -mat_ellr_spgemm_warmup false; the solve is the same.
-# spgemm_warmup NP TYPE
-spgemm_warmup() {
-  local np=$1 t=$2 o1=$SCRATCH/warm.$$.$RANDOM o2 mpi="" n1 n2 i1 i2 opts
-  o2=$o1.off
-  [ "$np" = 1 ] || mpi="$MPIEXEC -n $np"
-  opts="-stencil 27 -n 16 -mat_type $t -ksp_type cg -ksp_rtol 1e-8 -pc_type gamg -info -log_view"
-  run "$o1" $mpi "$EX1" $opts || { echo "run failed"; tail -20 "$o1"; return 1; }
-  run "$o2" $mpi "$EX1" $opts -mat_ellr_spgemm_warmup false || { echo "run with -mat_ellr_spgemm_warmup false failed"; tail -20 "$o2"; return 1; }
-  n1=$(grep -c "cuSPARSE's SpGEMM run once" "$o1"); n2=$(grep -c "cuSPARSE's SpGEMM run once" "$o2")
-  [ "$n1" = "$np" ] || { echo "$n1 warm-ups logged by -info on $np process(es), expected one each"; return 1; }
-  grep -qE "^ELLRWarmUp +1 " "$o1" || { echo "no ELLRWarmUp event (count 1) in -log_view"; grep ELLRWarmUp "$o1"; return 1; }
-  [ "$n2" = 0 ] && ! grep -qE "^ELLRWarmUp +[1-9]" "$o2" || { echo "-mat_ellr_spgemm_warmup false: a warm-up ran"; return 1; }
-  grep -qE "^ELLRMult +[1-9]" "$o1" || { echo "the type's product did not run (no ELLRMult)"; return 1; }
-  i1=$(sed -n 's/^KSP iterations: \([0-9]*\).*/\1/p' "$o1"); i2=$(sed -n 's/^KSP iterations: \([0-9]*\).*/\1/p' "$o2")
-  [ -n "$i1" ] && [ "$i1" = "$i2" ] || { echo "iterations '$i1' with the warm-up, '$i2' without"; return 1; }
-}
-# A debugging PETSc: the types build on MATAIJ (aijcusparse checks its exact type name in its operations there), so
-# factorizations run on the host and the copies differ by design; -mat_ellr_cusparse_base true is refused by name.
-PETSC_IS_DEBUG=0
-grep -qs '^#define PETSC_USE_DEBUG 1' "$PETSC_DIR/${PETSC_ARCH:+$PETSC_ARCH/}include/petscconf.h" && PETSC_IS_DEBUG=1
-if [ "$BACKEND" = cuda ] && [ $PETSC_IS_DEBUG = 1 ]; then
-  t_err bad_cusparse_base_debug "needs a PETSc configured --with-debugging=0.*-mat_ellr_cusparse_base false" -- "$EX1" -n 8 -mat_type ellrt -mat_ellr_cusparse_base true
-  wanted pc_copies_ilu_ellrt spgemm_warmup_ellrt spgemm_warmup_pellr_np2 && echo "# pc_copies_*, spgemm_warmup_* not run: a debugging PETSc (the types build on MATAIJ there: doc/design.md)"
-elif [ "$BACKEND" = cuda ]; then
+if [ "$BACKEND" = cuda ]; then
   for pc in jacobi ilu icc gamg bjacobi; do
     np=1; [ $pc = bjacobi ] && np=2
     for t in ellrt pellr; do t_fn "pc_copies_${pc}_$t" pc_copies $pc $np $t; done
   done
-  t_fn spgemm_warmup_ellrt spgemm_warmup 1 ellrt
-  t_fn spgemm_warmup_pellr_np2 spgemm_warmup 2 pellr
-elif wanted pc_copies_ilu_ellrt spgemm_warmup_ellrt spgemm_warmup_pellr_np2; then
-  echo "# pc_copies_*, spgemm_warmup_* not run: ELLR_BACKEND=$BACKEND (they run aijcusparse-based solves on the GPU machine: tests/gpu/run.sh)"
+elif wanted pc_copies_ilu_ellrt; then
+  echo "# pc_copies_* not run: ELLR_BACKEND=$BACKEND (they run aijcusparse-based solves on the GPU machine: tests/gpu/run.sh)"
 fi
 # (storage under 1 MB is never refused: the case needs a matrix of some size)
 t_err bad_max_fill_exceeded "max fill 2.*-mat_type pellr" -- "$EX1" -n 30 -mat_type ellrt -mat_ellr_threads_per_row 32 -mat_ellr_max_fill 2 $ENGINE
@@ -714,16 +696,16 @@ Q=1 t_fn malloc_dump_ex1_ellrt no_leaks "$EX1" -n 8 -mat_type ellrt -ksp_type cg
 t_fn malloc_dump_ex1_pellr_np2 no_leaks $MPIEXEC -n 2 "$EX1" -n 8 -mat_type pellr -ksp_type gmres -pc_type bjacobi -mat_view ::ascii_info $ENGINE
 t_fn malloc_dump_diff_aij no_leaks "$DIFF" -fail_exit 0 -cases band,empty_rows,rect_wide,power_law -optsets 0,5,8,10 $ENGINE
 t_fn malloc_dump_fail_inject no_leaks $MPIEXEC -n 2 "$BUILD/tests/fail_inject" -type ellrt $ENGINE
-t_fn malloc_dump_refresh_pinning no_leaks "$BUILD/tests/refresh_pinning" "${RP_N[@]}" $ENGINE
-# the kept settings move between matrices in header merges and replacements (composed containers)
+t_fn malloc_dump_refresh_routes no_leaks "$BUILD/tests/refresh_routes" "${RP_N[@]}" $ENGINE
+# the format and settings move between matrices in header merges and replacements (composed containers)
 t_fn malloc_dump_prefix_settings no_leaks $MPIEXEC -n 2 "$BUILD/tests/prefix_settings" -a_mat_ellr_backend cpu
-# GAMG's set-up with the types (its prolongator takes the operator's type) and repeated P^T A P, as the GPU
-# diagnostic tests/gpu/ptap_loop runs them: the types kept, every product done, nothing leaked
+# GAMG's set-up with the types and repeated P^T A P (the base type's products), as the GPU diagnostic
+# tests/gpu/ptap_loop runs them: A's format kept, every product done, nothing leaked
 ptap_loop_runs() { # TYPE
   local out=$SCRATCH/ptap.$$.$RANDOM
   run "$out" "$BUILD/tests/gpu/ptap_loop" -n 10 -loops 3 -report 3 -warmup 3 -mat_type "$1" -malloc_debug -malloc_dump $ENGINE || { echo "exit status $?"; tail -20 "$out"; return 1; }
-  # P: the operator's type on the AIJ base; on the aijcusparse base GAMG's smoothed P is the product's aijcusparse matrix
-  grep -qE "^A seqaij$1 1000 rows, P seqaij($1|cusparse) with [0-9]+ columns" "$out" || { echo "A is not a $1 matrix, or P neither $1 nor aijcusparse"; cat "$out"; return 1; }
+  # A: the base type with the format; P: GAMG's, an AIJ (aijcusparse) matrix with or without the format
+  grep -qE "^A seqaij(cusparse)? format $1 1000 rows, P seqaij(cusparse)? format (none|$1) with [0-9]+ columns" "$out" || { echo "A does not carry the format $1, or P is not an AIJ matrix"; cat "$out"; return 1; }
   grep -q "^3 products" "$out" || { echo "the 3 products did not run"; cat "$out"; return 1; }
   if grep -qE "^\[ *[0-9]+\] *[0-9]+ bytes" "$out"; then echo "-malloc_dump reports leaks"; grep -E "bytes" "$out" | head; return 1; fi
 }
@@ -745,7 +727,7 @@ valgrind_clean() { # CMD...: no valgrind error, no definite leak
 # ELLR_VALGRIND=0 (the GPU run: valgrind does not know CUDA) leaves them out, with a line that says so;
 # without valgrind they fail, naming the package.
 if [ "${ELLR_VALGRIND:-1}" = 0 ]; then
-  wanted valgrind_engine_cpu valgrind_ex1_ellrt valgrind_ex1_pellr valgrind_diff_aij valgrind_refresh_pinning valgrind_fail_inject && echo "# valgrind tests not run: ELLR_VALGRIND=0"
+  wanted valgrind_engine_cpu valgrind_ex1_ellrt valgrind_ex1_pellr valgrind_diff_aij valgrind_refresh_routes valgrind_fail_inject && echo "# valgrind tests not run: ELLR_VALGRIND=0"
 else
   command -v valgrind >/dev/null 2>&1 || MISSING="valgrind not found: install the Debian package valgrind"
   # the whole engine test under valgrind: ~290 s of CPU on the 2-core CI machine, so three times the usual limit
@@ -753,7 +735,7 @@ else
   Q=1 t_fn valgrind_ex1_ellrt valgrind_clean "$EX1" -n 6 -mat_type ellrt -ksp_type cg -pc_type jacobi -mat_view ::ascii_info $ENGINE
   t_fn valgrind_ex1_pellr valgrind_clean "$EX1" -n 6 -mat_type pellr -ksp_type gmres -pc_type ilu $ENGINE
   t_fn valgrind_diff_aij valgrind_clean "$DIFF" -fail_exit 0 -cases band,empty_rows,rect_wide,dense_row,zero -optsets 0,2,5,8 -group all $ENGINE
-  t_fn valgrind_refresh_pinning valgrind_clean "$BUILD/tests/refresh_pinning" -n 12 $ENGINE
+  t_fn valgrind_refresh_routes valgrind_clean "$BUILD/tests/refresh_routes" -n 12 $ENGINE
   Q=1 t_fn valgrind_fail_inject valgrind_clean "$BUILD/tests/fail_inject" -type pellr -n 60 $ENGINE
   MISSING=
 fi
@@ -781,9 +763,9 @@ install_pkgconfig() { # PETSC_PC [PETSC_DIR BUILD INDEX_BYTES]
     { echo "cannot build a program from pkg-config --cflags --libs petscellr: $cc ... $($PKGC --cflags --libs petscellr)"; tail -20 "$log"; return 1; }
   ldd "$prog" 2>&1 | grep -q "libpetscellr.so => $inst/lib/libpetscellr.so" ||
     { echo "the program does not load the installed libpetscellr.so"; ldd "$prog"; return 1; }
-  local exp="pkgconfig prog: type seqaijellrt, n 10, sum\(A\*x\) = 11\.?, ELLR products 1, index size ${ib:-[48]} bytes"
+  local exp="pkgconfig prog: type seqaij(cusparse)?, format ellrt, n 10, sum\(A\*x\) = 11\.?, ELLR products 1, index size ${ib:-[48]} bytes"
   run "$log" "$prog" $ENGINE && grep -qE "$exp" "$log" || { echo "the program failed or printed something else (expected /$exp/)"; cat "$log"; return 1; }
-  exp="pkgconfig prog: type mpiaijellrt, n 11, sum\(A\*x\) = 12\.?, ELLR products [1-9]"
+  exp="pkgconfig prog: type mpiaij(cusparse)?, format ellrt, n 11, sum\(A\*x\) = 12\.?, ELLR products [1-9]"
   run "$log" $MPIEXEC -n 2 "$prog" -n 11 $ENGINE && grep -qE "$exp" "$log" || { echo "the program on 2 ranks failed or printed something else (expected /$exp/)"; cat "$log"; return 1; }
 }
 # ELLR_INSTALL=0: not run (the GPU run, whose machine has no compiler set-up for it); a line says so
@@ -864,11 +846,11 @@ elif wanted "${TP4[@]}"; then
   elif [ "$(readlink -f "$p4dir")" != "$(readlink -f "$PETSC_DIR")" ]; then
     MISSING="the petsc4py of $PY4 uses the PETSc at $p4dir, but the plugin is built against PETSC_DIR=$PETSC_DIR (set PYTHON4PETSC)"
   fi
-  Q=1 t_grep petsc4py_ex3 "^ellrt : matrix type seqaijellrt, [0-9]+ iterations, CONVERGED_RTOL, .*ELLRMult products [1-9] && ^pellr : matrix type seqaijpellr, [0-9]+ iterations, CONVERGED_RTOL && ^ex3: ellrt, pellr agree with aij" \
+  Q=1 t_grep petsc4py_ex3 "^ellrt : matrix type seqaij(cusparse)? \(petsc-ellr format ellrt\), [0-9]+ iterations, CONVERGED_RTOL, .*ELLRMult products [1-9] && ^pellr : matrix type seqaij(cusparse)? \(petsc-ellr format pellr\), [0-9]+ iterations, CONVERGED_RTOL && ^ex3: ellrt, pellr agree with aij" \
     -- "$PY4" "$EX3" -dll_append "$LIB" $ENGINE
-  t_grep petsc4py_ex3_np2 "^ellrt : matrix type mpiaijellrt, [0-9]+ iterations, CONVERGED_RTOL && ^pellr : matrix type mpiaijpellr && ^ex3: ellrt, pellr agree with aij" \
+  t_grep petsc4py_ex3_np2 "^ellrt : matrix type mpiaij(cusparse)? \(petsc-ellr format ellrt\), [0-9]+ iterations, CONVERGED_RTOL && ^pellr : matrix type mpiaij(cusparse)? \(petsc-ellr format pellr\) && ^ex3: ellrt, pellr agree with aij" \
     -- $MPIEXEC -n 2 "$PY4" "$EX3" -n 40 -dll_append "$LIB" $ENGINE
-  t_grep petsc4py_ex3_petsc_options "^pellr : matrix type seqaijpellr, [0-9]+ iterations, CONVERGED_RTOL && ^ex3: pellr agree with aij" \
+  t_grep petsc4py_ex3_petsc_options "^pellr : matrix type seqaij(cusparse)? \(petsc-ellr format pellr\), [0-9]+ iterations, CONVERGED_RTOL && ^ex3: pellr agree with aij" \
     -- env PETSC_OPTIONS="$EXTRA_OPTS -dll_append $LIB" "$PY4" "$EX3" -types pellr -n 24
   MISSING=
 fi

@@ -24,7 +24,7 @@ Options:\n\
    The exact solution is u(x,y,z) = sin(pi x) sin(2 pi y) sin(pi z) + x y z at the grid points,
    b = A u, and the program prints the relative error ||x - u|| / ||u|| of the computed x.
 
-   Printed: matrix type, size, nonzeros, KSP iterations and converged reason, the true relative
+   Printed: matrix type (and the petsc-ellr format), size, nonzeros, KSP iterations and converged reason, the true relative
    residual ||b - A x|| / ||b||, the error, and the solve time. With -mat_view ::ascii_info the
    petsc-ellr types print their storage format (threads per row, slice height, fill ratio, bytes,
    warp iterations, backend).
@@ -181,7 +181,12 @@ int main(int argc, char **argv)
   PetscCall(MatGetType(A, &type));
   PetscCall(MatGetInfo(A, MAT_GLOBAL_SUM, &info));
   PetscCall(PetscPrintf(PETSC_COMM_WORLD, "3D Poisson, %" PetscInt_FMT "-point stencil, n = %" PetscInt_FMT "\n", stencil, n));
-  PetscCall(PetscPrintf(PETSC_COMM_WORLD, "Matrix type: %s\n", type));
+  { /* MatGetType names the base type (seqaij, mpiaij, or their aijcusparse variants); the format is the library's */
+    MatType format;
+    PetscCall(MatELLRGetFormat(A, &format));
+    if (format) PetscCall(PetscPrintf(PETSC_COMM_WORLD, "Matrix type: %s (petsc-ellr format %s)\n", type, format));
+    else PetscCall(PetscPrintf(PETSC_COMM_WORLD, "Matrix type: %s\n", type));
+  }
   PetscCall(PetscPrintf(PETSC_COMM_WORLD, "Matrix size: %" PetscInt_FMT " x %" PetscInt_FMT ", nonzeros: %.0f\n", N, N, (double)info.nz_used));
   PetscCall(PetscPrintf(PETSC_COMM_WORLD, "KSP iterations: %" PetscInt_FMT " (%s)\n", its, KSPConvergedReasons[reason]));
   PetscCall(PetscPrintf(PETSC_COMM_WORLD, "Relative residual ||b-Ax||/||b||: %.3e\n", (double)(bnorm > 0 ? rnorm / bnorm : rnorm)));

@@ -290,7 +290,12 @@ int main(int argc, char **argv)
   PetscCall(MatGetSize(A, &M, &N));
   PetscCall(MatGetType(A, &mtype));
   PetscCall(MatGetInfo(A, MAT_GLOBAL_SUM, &info));
-  PetscCall(PetscPrintf(PETSC_COMM_WORLD, "Matrix type: %s\n", mtype));
+  { /* MatGetType names the base type (seqaij, mpiaij, or their aijcusparse variants); the format is the library's */
+    MatType format;
+    PetscCall(MatELLRGetFormat(A, &format));
+    if (format) PetscCall(PetscPrintf(PETSC_COMM_WORLD, "Matrix type: %s (petsc-ellr format %s)\n", mtype, format));
+    else PetscCall(PetscPrintf(PETSC_COMM_WORLD, "Matrix type: %s\n", mtype));
+  }
   PetscCall(PetscPrintf(PETSC_COMM_WORLD, "Matrix size: %" PetscInt_FMT " x %" PetscInt_FMT ", nonzeros: %.0f\n", M, N, (double)info.nz_used));
 
   if (compare) {

@@ -49,7 +49,7 @@ int main(int argc, char **argv)
   PetscInt    n = 100, loops = 100, report = 10, warmup = 0, levels, pcols, done = 0;
   PetscBool   mult_first = PETSC_TRUE;
   PetscLogDouble t0, t1;
-  MatType     atype, ptype;
+  MatType     atype, ptype, aformat, pformat;
 
   PetscFunctionBeginUser;
   PetscCall(PetscInitialize(&argc, &argv, NULL, help));
@@ -94,8 +94,10 @@ int main(int argc, char **argv)
   PetscCall(PCMGGetInterpolation(pc, levels - 1, &P));
   PetscCall(MatGetType(A, &atype));
   PetscCall(MatGetType(P, &ptype));
+  PetscCall(MatELLRGetFormat(A, &aformat));
+  PetscCall(MatELLRGetFormat(P, &pformat));
   PetscCall(MatGetSize(P, NULL, &pcols));
-  PetscCall(PetscPrintf(PETSC_COMM_WORLD, "A %s %" PetscInt_FMT " rows, P %s with %" PetscInt_FMT " columns, %" PetscInt_FMT " levels\n", atype, n * n * n, ptype, pcols, levels));
+  PetscCall(PetscPrintf(PETSC_COMM_WORLD, "A %s format %s %" PetscInt_FMT " rows, P %s format %s with %" PetscInt_FMT " columns, %" PetscInt_FMT " levels\n", atype, aformat ? aformat : "none", n * n * n, ptype, pformat ? pformat : "none", pcols, levels));
 
   PetscCall(PetscTime(&t0));
   for (PetscInt k = 1; k <= loops; k++) {

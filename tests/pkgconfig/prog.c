@@ -11,7 +11,7 @@ int main(int argc, char **argv)
   Vec         x, y;
   PetscInt    n = 10, i, rstart, rend, products = 0;
   PetscScalar sum;
-  MatType     type;
+  MatType     type, format;
 
   PetscCall(PetscInitialize(&argc, &argv, NULL, NULL));
   PetscCall(PetscELLRInitializePackage());
@@ -36,8 +36,9 @@ int main(int argc, char **argv)
   PetscCall(MatMult(A, x, y));
   PetscCall(VecSum(y, &sum));
   PetscCall(MatGetType(A, &type));
+  PetscCall(MatELLRGetFormat(A, &format));
   PetscCall(MatELLRGetProductCount(A, &products));
-  PetscCall(PetscPrintf(PETSC_COMM_WORLD, "pkgconfig prog: type %s, n %" PetscInt_FMT ", sum(A*x) = %g, ELLR products %" PetscInt_FMT ", index size %d bytes\n", type, n, (double)PetscRealPart(sum), products, (int)sizeof(PetscInt)));
+  PetscCall(PetscPrintf(PETSC_COMM_WORLD, "pkgconfig prog: type %s, format %s, n %" PetscInt_FMT ", sum(A*x) = %g, ELLR products %" PetscInt_FMT ", index size %d bytes\n", type, format ? format : "none", n, (double)PetscRealPart(sum), products, (int)sizeof(PetscInt)));
   PetscCall(VecDestroy(&x));
   PetscCall(VecDestroy(&y));
   PetscCall(MatDestroy(&A));

@@ -3,10 +3,12 @@
   operations replaced in struct _MatOps, and the replaced operations common to sequential and MPI matrices.
 
   Invariants:
-  - A matrix carries the library's data exactly when the container MAT_ELLR_KEY is composed on it and one of its
-    slots still holds the library's function (DMDA replaces the view slot; MatSetType() to another type zeroes them
-    all, and a container left behind is dropped at the next query).  The assembly slot, MatAssemblyEnd_ELLRT or
-    MatAssemblyEnd_PELLR, names the format.
+  - A matrix carries the library's data exactly when the container MAT_ELLR_KEY is composed on it and its mult slot
+    (the first of each table) holds the library's function.  MatSetType() to another type zeroes the slots, a
+    conversion to another AIJ type (aijperm, aijsell) or MatSetOperation() replaces the products: a container left
+    behind is then dropped at the next query, and the slots still ours call a fresh matrix's functions of the new
+    type.  DMDA replaces the view slot: ours goes back at the next assembly.  The assembly slot, MatAssemblyEnd_ELLRT
+    or MatAssemblyEnd_PELLR, names the format.
   - Each replaced slot keeps the base type's function in Mat_ELLR.base; a base operation that changes the slots
     (MatBindToCPU(), MatAssemblyEnd() of AIJ's I-node code) is followed by MatELLRPatch(), which takes the new base
     functions and puts the library's back.
@@ -39,13 +41,34 @@ static MatELLROpFn *MatELLRSlot(struct _MatOps *ops, size_t offset)
 
 static PetscBool MatELLRHoldsOurs(Mat A, const Mat_ELLR *e)
 {
-  for (PetscInt k = 0; k < e->nown; k++)
-    if (*MatELLRSlot(A->ops, e->own[k].offset) == e->own[k].fn) return PETSC_TRUE;
-  return PETSC_FALSE;
+  return (PetscBool)(e->nown > 0 && *MatELLRSlot(A->ops, e->own[0].offset) == e->own[0].fn);
 }
 
-/* The library's data on A, or NULL where A carries none. */
-PetscErrorCode MatELLRGetData(Mat A, Mat_ELLR **e)
+/* The two formats' functions of one slot are the same operation: neither is ever the other's base. */
+static PetscBool MatELLRSameOp(MatELLROpFn f, MatELLROpFn g)
+{
+  const MatELLROpFn asmT = (MatELLROpFn)MatAssemblyEnd_ELLRT, asmP = (MatELLROpFn)MatAssemblyEnd_PELLR;
+
+  return (PetscBool)(f == g || ((f == asmT || f == asmP) && (g == asmT || g == asmP)));
+}
+
+/* The tables of the operations each kind of matrix puts over its base's (seq/ellrseq.c, mpi/ellrmpi.c): the recovery
+   after a header merge needs them. */
+static struct {
+  const MatELLROp *ops;
+  PetscInt         n;
+} MatELLRTables[2][2];
+
+PetscErrorCode MatELLRSetOpsTable(PetscBool mpi, PetscBool pellr, const MatELLROp own[], PetscInt nown)
+{
+  PetscFunctionBegin;
+  MatELLRTables[mpi ? 1 : 0][pellr ? 1 : 0].ops = own;
+  MatELLRTables[mpi ? 1 : 0][pellr ? 1 : 0].n   = nown;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* The library's data on A as composed, or NULL. */
+static PetscErrorCode MatELLRQueryData(Mat A, Mat_ELLR **e)
 {
   PetscContainer c = NULL;
 
@@ -58,6 +81,27 @@ PetscErrorCode MatELLRGetData(Mat A, Mat_ELLR **e)
     *e = NULL;
     PetscCall(PetscObjectCompose((PetscObject)A, MAT_ELLR_KEY, NULL));
   }
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static PetscErrorCode MatELLRAttachNew(Mat, const MatELLRSettings *, const MatELLROp[], PetscInt, Mat_ELLR *, Mat_ELLR **);
+
+/* The library's data on A, or NULL where A carries none.  Where a header merge (PETSc 3.18) dropped the container but
+   A still has our operations, the library is attached again: the format its assembly slot names, A's options. */
+PetscErrorCode MatELLRGetData(Mat A, Mat_ELLR **e)
+{
+  MatELLRSettings s;
+  PetscBool       mpi, pellr = (PetscBool)(A->ops->assemblyend == MatAssemblyEnd_PELLR);
+
+  PetscFunctionBegin;
+  PetscCall(MatELLRQueryData(A, e));
+  if (*e || !(pellr || A->ops->assemblyend == MatAssemblyEnd_ELLRT)) PetscFunctionReturn(PETSC_SUCCESS);
+  PetscCall(PetscStrbeginswith(((PetscObject)A)->type_name, "mpi", &mpi));
+  if (!MatELLRTables[mpi][pellr].ops) PetscFunctionReturn(PETSC_SUCCESS);
+  PetscCall(MatELLRSettingsDefault(pellr ? MATPELLR : MATELLR, &s));
+  PetscCall(MatELLRSettingsFromOptionsDatabase(A, &s));
+  PetscCall(PetscInfo(A, "The matrix's header holds another matrix's data: the %s storage is attached again with its options\n", s.format));
+  PetscCall(MatELLRAttachNew(A, &s, MatELLRTables[mpi][pellr].ops, MatELLRTables[mpi][pellr].n, NULL, e));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -103,13 +147,13 @@ static PetscErrorCode MatELLRPatch(Mat A, Mat_ELLR *e, PetscBool fresh, Mat_ELLR
   for (PetscInt k = 0; k < e->nown; k++) {
     MatELLROpFn *slot = MatELLRSlot(A->ops, e->own[k].offset), *base = MatELLRSlot(&e->base, e->own[k].offset);
 
-    if (*slot != e->own[k].fn) *base = *slot;
+    if (!MatELLRSameOp(*slot, e->own[k].fn)) *base = *slot;
     else if (fresh && src) *base = *MatELLRSlot(&src->base, e->own[k].offset);
     else if (fresh) {
       if (!pristine) PetscCall(MatELLRPristineOps(A, &pristine));
       *base = *MatELLRSlot((struct _MatOps *)pristine, e->own[k].offset);
     }
-    PetscCheck(*base != e->own[k].fn, PETSC_COMM_SELF, PETSC_ERR_PLIB, "petsc-ellr: an operation of %s would call itself", ((PetscObject)A)->type_name);
+    PetscCheck(!MatELLRSameOp(*base, e->own[k].fn), PETSC_COMM_SELF, PETSC_ERR_PLIB, "petsc-ellr: an operation of %s would call itself", ((PetscObject)A)->type_name);
     *slot = e->own[k].fn;
   }
   PetscFunctionReturn(PETSC_SUCCESS);
@@ -120,13 +164,13 @@ static PetscErrorCode MatELLRPatch(Mat A, Mat_ELLR *e, PetscBool fresh, Mat_ELLR
   view slot names the format).  src: the matrix A was copied from, whose base operations A shares.  A change of
   settings drops the storage (rebuilt at the next product).
 */
-PetscErrorCode MatELLRAttachOps(Mat A, const MatELLRSettings *s, const MatELLROp own[], PetscInt nown, Mat_ELLR *src, Mat_ELLR **out)
+static PetscErrorCode MatELLRAttachNew(Mat A, const MatELLRSettings *s, const MatELLROp own[], PetscInt nown, Mat_ELLR *src, Mat_ELLR **out)
 {
   Mat_ELLR *e;
   PetscBool fresh = PETSC_FALSE;
 
   PetscFunctionBegin;
-  PetscCall(MatELLRGetData(A, &e));
+  PetscCall(MatELLRQueryData(A, &e));
   if (!e) {
     PetscContainer c;
 
@@ -154,19 +198,9 @@ PetscErrorCode MatELLRAttachOps(Mat A, const MatELLRSettings *s, const MatELLROp
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* The library's data on A; where a header merge lost it but A still has our operations, attached again. */
-PetscErrorCode MatELLRGetDataOrRecover(Mat A, const MatELLROp own[], PetscInt nown, Mat_ELLR **e)
+PetscErrorCode MatELLRAttachOps(Mat A, const MatELLRSettings *s, const MatELLROp own[], PetscInt nown, Mat_ELLR *src, Mat_ELLR **out)
 {
-  MatELLRSettings s;
-
-  PetscFunctionBegin;
-  PetscCall(MatELLRGetData(A, e));
-  if (*e) PetscFunctionReturn(PETSC_SUCCESS);
-  PetscCall(MatELLRSettingsDefault(A->ops->assemblyend == MatAssemblyEnd_PELLR ? MATPELLR : MATELLR, &s));
-  PetscCall(MatELLRSettingsFromOptionsDatabase(A, &s));
-  PetscCall(PetscInfo(A, "The matrix's header was replaced by another matrix's data: the %s storage is attached again with its options\n", s.format));
-  PetscCall(MatELLRAttachOps(A, &s, own, nown, NULL, e));
-  PetscFunctionReturn(PETSC_SUCCESS);
+  return MatELLRAttachNew(A, s, own, nown, src, out);
 }
 
 /* The base function of a replaced slot: e's, or a fresh matrix's when A lost e. */

@@ -1,17 +1,12 @@
 /*
   ellr_cuda.cu - the CUDA backend of the engine (ellr_cuda.h), PETSc-free.
 
-  create:  (pin_host, arrays of ELLR_PIN_MIN and more) the CSR arrays page-locked -> row offsets uploaded -> the
-           plan made on the GPU (ellr_cuda_plan.cu; on the host for blocks under ELLR_HOST_PLAN_ROWS rows) while
-           the column indices and values upload on a second stream (queued by a second host thread from
-           ELLR_PIN_MIN of values up) -> the fill
-           check (before the padded storage is allocated) -> layout filled on the GPU.  T is the model's
-           (or the pattern cache's) from the start, so tuning never has to rebuild the layout.
-           Measured on an H100 for 322 MB (tests/gpu/upload_bench.cu): a pageable copy runs at 7 GB/s;
-           cudaHostRegister costs ~12 ms, a copy from registered memory 6.2 ms (54 GB/s), unregistering
-           ~6 ms; threads or pinned staging do not beat that; a kernel reading the registered memory
-           directly (zero-copy) took 7.3 ms, no better than the copy.  Hence: registered, copied, and kept
-           registered while the pattern lives, so that value refreshes move at 54 GB/s too.
+  create:  row offsets uploaded -> the plan made on the GPU (ellr_cuda_plan.cu; on the host for blocks under
+           ELLR_HOST_PLAN_ROWS rows) while the column indices and values are copied on a second stream (from
+           aijcusparse's device CSR a device copy; from a host CSR a plain copy, page-locked first with pin_host)
+           -> the fill check (before the padded storage is allocated) -> layout filled on the GPU.  One host
+           thread throughout.  T is the model's (or the pattern cache's) from the start, so tuning never has to
+           rebuild the layout.
   tune:    what the parameters left at 0.  ELLR_TUNE_MODEL: T from the row statistics (the plan's), then on
            large blocks at most 3 timed products over the options that need no new layout (row-length or
            slice-width stopping, load path); ELLR_TUNE_EXHAUSTIVE: timed search over T (a refill from the

@@ -70,17 +70,15 @@ static PetscErrorCode MatELLRMPIPrepareBlocks(Mat A, Mat_ELLR *e, PetscBool tran
 static PetscErrorCode MatELLRMPIOperation(Mat A, Vec x, Vec z, Vec y, PetscBool transpose)
 {
   Mat_ELLR *e;
+  PetscErrorCode (*mult)(Mat, Vec, Vec), (*multadd)(Mat, Vec, Vec, Vec);
 
   PetscFunctionBegin;
-  PetscCall(MatELLRGetDataOrRecover(A, A->ops->assemblyend == MatAssemblyEnd_PELLR ? MatELLRMPIOpsPELLR : MatELLRMPIOpsELLRT, MAT_ELLR_MPI_NOPS, &e));
-  PetscCall(MatELLRMPIPrepareBlocks(A, e, transpose));
-  if (!transpose) {
-    if (z) PetscCall((*e->base.multadd)(A, x, z, y));
-    else PetscCall((*e->base.mult)(A, x, y));
-  } else {
-    if (z) PetscCall((*e->base.multtransposeadd)(A, x, z, y));
-    else PetscCall((*e->base.multtranspose)(A, x, y));
-  }
+  PetscCall(MatELLRGetData(A, &e));
+  if (e) PetscCall(MatELLRMPIPrepareBlocks(A, e, transpose));
+  PetscCall(MatELLRBaseOp(A, e, transpose ? offsetof(struct _MatOps, multtranspose) : offsetof(struct _MatOps, mult), (MatELLROpFn *)&mult));
+  PetscCall(MatELLRBaseOp(A, e, transpose ? offsetof(struct _MatOps, multtransposeadd) : offsetof(struct _MatOps, multadd), (MatELLROpFn *)&multadd));
+  if (z) PetscCall((*multadd)(A, x, z, y));
+  else PetscCall((*mult)(A, x, y));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -114,6 +112,8 @@ static PetscErrorCode MatView_MPIELLR(Mat A, PetscViewer viewer)
 PetscErrorCode MatELLRAttachMPI(Mat A, const MatELLRSettings *s, Mat_ELLR *src)
 {
   PetscFunctionBegin;
+  PetscCall(MatELLRSetOpsTable(PETSC_TRUE, PETSC_FALSE, MatELLRMPIOpsELLRT, MAT_ELLR_MPI_NOPS));
+  PetscCall(MatELLRSetOpsTable(PETSC_TRUE, PETSC_TRUE, MatELLRMPIOpsPELLR, MAT_ELLR_MPI_NOPS));
   PetscCall(MatELLRAttachOps(A, s, MatELLRIsPELLR(s) ? MatELLRMPIOpsPELLR : MatELLRMPIOpsELLRT, MAT_ELLR_MPI_NOPS, src, NULL));
   PetscFunctionReturn(PETSC_SUCCESS);
 }

@@ -52,24 +52,72 @@ static PetscErrorCode MatELLRSeqOperation(Mat A, Vec x, Vec z, Vec y, PetscBool 
   Mat_ELLR *e;
 
   PetscFunctionBegin;
-  PetscCall(MatELLRGetDataOrRecover(A, A->ops->assemblyend == MatAssemblyEnd_PELLR ? MatELLRSeqOpsPELLR : MatELLRSeqOpsELLRT, MAT_ELLR_SEQ_NOPS, &e));
-  PetscCall(MatELLRResolve(e));
-  if (e->backend == MAT_ELLR_BACKEND_AIJ || MatELLRBoundToCPU(A)) {
-    if (!transpose) {
-      if (z) PetscCall((*e->base.multadd)(A, x, z, y));
-      else PetscCall((*e->base.mult)(A, x, y));
-    } else {
-      if (z) PetscCall((*e->base.multtransposeadd)(A, x, z, y));
-      else PetscCall((*e->base.multtranspose)(A, x, y));
-    }
+  PetscCall(MatELLRGetData(A, &e));
+  if (e) PetscCall(MatELLRResolve(e));
+  if (!e || e->backend == MAT_ELLR_BACKEND_AIJ || MatELLRBoundToCPU(A)) {
+    PetscErrorCode (*mult)(Mat, Vec, Vec), (*multadd)(Mat, Vec, Vec, Vec);
+
+    PetscCall(MatELLRBaseOp(A, e, transpose ? offsetof(struct _MatOps, multtranspose) : offsetof(struct _MatOps, mult), (MatELLROpFn *)&mult));
+    PetscCall(MatELLRBaseOp(A, e, transpose ? offsetof(struct _MatOps, multtransposeadd) : offsetof(struct _MatOps, multadd), (MatELLROpFn *)&multadd));
+    if (z) PetscCall((*multadd)(A, x, z, y));
+    else PetscCall((*mult)(A, x, y));
   } else PetscCall(MatELLRSeqProduct(A, e, x, z, y, transpose));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* Attaches the library to a sequential AIJ (aijcusparse) matrix with settings s; src: the matrix it was copied from. */
+/* AIJ's MatRetrieveValues() puts stored values back; PETSc 3.18 leaves the object state as it was, which the storage
+   compares: it is raised here. */
+static PetscErrorCode MatRetrieveValues_SeqELLR(Mat A)
+{
+  Mat_ELLR *e;
+
+  PetscFunctionBegin;
+  PetscCall(MatELLRGetData(A, &e));
+  PetscCheck(e && e->baseretrieve, PETSC_COMM_SELF, PETSC_ERR_PLIB, "petsc-ellr: MatRetrieveValues() without AIJ's");
+  PetscCall((*e->baseretrieve)(A));
+  PetscCall(PetscObjectStateIncrease((PetscObject)A));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* MatSeqAIJSetColumnIndices() replaces the column indices without a new nonzero state: the storage is rebuilt. */
+static PetscErrorCode MatSeqAIJSetColumnIndices_SeqELLR(Mat A, PetscInt *indices)
+{
+  Mat_ELLR *e;
+
+  PetscFunctionBegin;
+  PetscCall(MatELLRGetData(A, &e));
+  PetscCheck(e && e->basecolumnindices, PETSC_COMM_SELF, PETSC_ERR_PLIB, "petsc-ellr: MatSeqAIJSetColumnIndices() without AIJ's");
+  PetscCall((*e->basecolumnindices)(A, indices));
+  PetscCall(MatELLRFreeStorage(e));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* Puts our wrapper over AIJ's composed method name (the name AIJ composes and removes itself, so nothing is left
+   behind); the base is A's own, or src's where A already carries the wrapper (a copy). */
+static PetscErrorCode MatELLRWrapComposed(Mat A, const char name[], MatELLROpFn wrapper, MatELLROpFn *base, MatELLROpFn srcbase)
+{
+  MatELLROpFn f = NULL;
+
+  PetscFunctionBegin;
+  PetscCall(PetscObjectQueryFunction((PetscObject)A, name, &f));
+  if (!f) PetscFunctionReturn(PETSC_SUCCESS);
+  if (f != wrapper) *base = f;
+  else if (!*base) *base = srcbase;
+  PetscCall(PetscObjectComposeFunction((PetscObject)A, name, wrapper));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* Attaches the library to a sequential AIJ (aijcusparse) matrix with settings s; src: the matrix it was copied from.
+   Besides the operations, two of AIJ's composed methods are wrapped (MatRetrieveValues, MatSeqAIJSetColumnIndices). */
 PetscErrorCode MatELLRAttachSeq(Mat A, const MatELLRSettings *s, Mat_ELLR *src)
 {
+  Mat_ELLR *e;
+
   PetscFunctionBegin;
-  PetscCall(MatELLRAttachOps(A, s, MatELLRIsPELLR(s) ? MatELLRSeqOpsPELLR : MatELLRSeqOpsELLRT, MAT_ELLR_SEQ_NOPS, src, NULL));
+  PetscCall(MatELLRSetOpsTable(PETSC_FALSE, PETSC_FALSE, MatELLRSeqOpsELLRT, MAT_ELLR_SEQ_NOPS));
+  PetscCall(MatELLRSetOpsTable(PETSC_FALSE, PETSC_TRUE, MatELLRSeqOpsPELLR, MAT_ELLR_SEQ_NOPS));
+  PetscCall(MatELLRAttachOps(A, s, MatELLRIsPELLR(s) ? MatELLRSeqOpsPELLR : MatELLRSeqOpsELLRT, MAT_ELLR_SEQ_NOPS, src, &e));
+  PetscCall(MatELLRWrapComposed(A, "MatRetrieveValues_C", (MatELLROpFn)MatRetrieveValues_SeqELLR, (MatELLROpFn *)&e->baseretrieve, src ? (MatELLROpFn)src->baseretrieve : NULL));
+  PetscCall(MatELLRWrapComposed(A, "MatSeqAIJSetColumnIndices_C", (MatELLROpFn)MatSeqAIJSetColumnIndices_SeqELLR, (MatELLROpFn *)&e->basecolumnindices, src ? (MatELLROpFn)src->basecolumnindices : NULL));
   PetscFunctionReturn(PETSC_SUCCESS);
 }

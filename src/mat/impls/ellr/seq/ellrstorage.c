@@ -330,7 +330,9 @@ PetscErrorCode MatELLRUpdate(Mat A, Mat_ELLR *e)
     PetscFunctionReturn(PETSC_SUCCESS);
   }
   PetscCall(PetscObjectStateGet((PetscObject)A, &state));
-  rebuild = (PetscBool)(!e->built || A->nonzerostate != e->nzstate || A->cmap->n != e->ncols || A->data != e->data);
+  /* MatHeaderReplace() moves the container of another matrix onto A (owner), a merge gives A another's data: their
+     state stamps may equal the ones kept here */
+  rebuild = (PetscBool)(!e->built || A->nonzerostate != e->nzstate || A->cmap->n != e->ncols || A->data != e->data || A != e->owner);
   if (!rebuild && state == e->state) PetscFunctionReturn(PETSC_SUCCESS);
   PetscCall(PetscLogEventBegin(MAT_ELLRBuild, A, 0, 0, 0));
   if (rebuild) PetscCall(MatELLRFreeStorage(e));
@@ -370,6 +372,7 @@ PetscErrorCode MatELLRUpdate(Mat A, Mat_ELLR *e)
   e->nzstate = A->nonzerostate;
   e->ncols   = A->cmap->n;
   e->data    = A->data;
+  e->owner   = A;
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 

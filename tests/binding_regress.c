@@ -1,0 +1,259 @@
+static char help[] = "Regressions of the binding (a genuine AIJ matrix with the ELLPACK-R products attached), against MATAIJ.\n\
+  -test convert_after_product|permute|fieldsplit   which one (default: all)\n\
+  -type ellrt|pellr   the format (default ellrt)\n\
+  -n N                rows (default 40)\n\n";
+/*
+  convert_after_product: the type name MatGetType() returned, kept across MatMatMult and MatTranspose of the matrix, then
+    given to MatConvert() (MAT_INITIAL_MATRIX, then MAT_INPLACE_MATRIX), as PETSc's own mat tests do: the conversion
+    works, the result keeps the format and its products equal MATAIJ's, on the storage.
+  permute: MatPermute() (run on 3 processes by run.sh): the permuted matrix's products equal MATAIJ's permuted one, and
+    the original's still run on its storage.
+  fieldsplit: a matrix of the type set up with MatSetUp() (no preallocation), then PCFIELDSPLIT over two interleaved
+    fields: MATAIJ's iteration count and solution, the operator's products on the storage.
+  One "ok" or "FAIL" line per check on rank 0.
+*/
+#include <petscksp.h>
+#include <petscellr.h>
+
+static PetscInt g_fail = 0;
+
+/* tridiagonal plus a far coupling, values varying per row */
+static PetscErrorCode Build(MatType type, PetscInt n, PetscBool setup, Mat *A)
+{
+  PetscInt lo, hi;
+
+  PetscFunctionBeginUser;
+  PetscCall(MatCreate(PETSC_COMM_WORLD, A));
+  PetscCall(MatSetSizes(*A, PETSC_DECIDE, PETSC_DECIDE, n, n));
+  PetscCall(MatSetType(*A, type));
+  PetscCall(MatSetFromOptions(*A));
+  if (setup) PetscCall(MatSetUp(*A));
+  else {
+    PetscCall(MatSeqAIJSetPreallocation(*A, 4, NULL));
+    PetscCall(MatMPIAIJSetPreallocation(*A, 4, NULL, 4, NULL));
+  }
+  PetscCall(MatGetOwnershipRange(*A, &lo, &hi));
+  for (PetscInt i = lo; i < hi; i++) {
+    PetscCall(MatSetValue(*A, i, i, 4.0 + 0.01 * i, INSERT_VALUES));
+    if (i > 0) PetscCall(MatSetValue(*A, i, i - 1, -1.0 - 0.001 * i, INSERT_VALUES));
+    if (i + 1 < n) PetscCall(MatSetValue(*A, i, i + 1, -1.0, INSERT_VALUES));
+    if (i + n / 2 < n) PetscCall(MatSetValue(*A, i, i + n / 2, -0.25, INSERT_VALUES));
+  }
+  PetscCall(MatAssemblyBegin(*A, MAT_FINAL_ASSEMBLY));
+  PetscCall(MatAssemblyEnd(*A, MAT_FINAL_ASSEMBLY));
+  PetscFunctionReturn(0);
+}
+
+/* relative difference of A x and B x, and of A^T x and B^T x; ran: A's products ran on the storage (or its backend is
+   the base type's own products) */
+static PetscErrorCode Compare(Mat A, Mat B, PetscReal *err, PetscBool *ran)
+{
+  Vec            x, ya, yb, xt, yta, ytb;
+  PetscReal      d, nb;
+  PetscInt       c0, c1;
+  MatType        f;
+  MatELLRBackend be = MAT_ELLR_BACKEND_AIJ;
+
+  PetscFunctionBeginUser;
+  PetscCall(MatCreateVecs(B, &x, &yb));
+  PetscCall(MatCreateVecs(B, &ytb, &xt));
+  PetscCall(VecDuplicate(yb, &ya));
+  PetscCall(VecDuplicate(ytb, &yta));
+  PetscCall(VecSetRandom(x, NULL));
+  PetscCall(VecSetRandom(xt, NULL));
+  PetscCall(MatELLRGetFormat(A, &f));
+  if (f) PetscCall(MatELLRGetBackend(A, &be));
+  PetscCall(MatELLRGetProductCount(A, &c0));
+  PetscCall(MatMult(A, x, ya));
+  PetscCall(MatMultTranspose(A, xt, yta));
+  PetscCall(MatELLRGetProductCount(A, &c1));
+  PetscCall(MatMult(B, x, yb));
+  PetscCall(MatMultTranspose(B, xt, ytb));
+  PetscCall(VecAXPY(ya, -1.0, yb));
+  PetscCall(VecAXPY(yta, -1.0, ytb));
+  PetscCall(VecNorm(ya, NORM_INFINITY, &d));
+  PetscCall(VecNorm(yb, NORM_INFINITY, &nb));
+  *err = d / nb;
+  PetscCall(VecNorm(yta, NORM_INFINITY, &d));
+  PetscCall(VecNorm(ytb, NORM_INFINITY, &nb));
+  *err = PetscMax(*err, d / nb);
+  *ran = (PetscBool)(f && (be == MAT_ELLR_BACKEND_AIJ ? c1 == c0 : c1 >= c0 + 2));
+  PetscCall(VecDestroy(&x));
+  PetscCall(VecDestroy(&xt));
+  PetscCall(VecDestroy(&ya));
+  PetscCall(VecDestroy(&yb));
+  PetscCall(VecDestroy(&yta));
+  PetscCall(VecDestroy(&ytb));
+  PetscFunctionReturn(0);
+}
+
+static PetscErrorCode Say(PetscBool ok, const char *what)
+{
+  PetscFunctionBeginUser;
+  if (!ok) g_fail++;
+  PetscCall(PetscPrintf(PETSC_COMM_WORLD, "%s %s\n", ok ? "ok  " : "FAIL", what));
+  PetscFunctionReturn(0);
+}
+
+static PetscErrorCode ConvertAfterProduct(const char *type, PetscInt n)
+{
+  Mat       A, R, C, At, B;
+  MatType   t, f, fb;
+  PetscReal err;
+  PetscBool ran, same;
+  char      msg[256];
+
+  PetscFunctionBeginUser;
+  PetscCall(Build(type, n, PETSC_FALSE, &A));
+  PetscCall(Build(MATAIJ, n, PETSC_FALSE, &R));
+  PetscCall(MatGetType(A, &t)); /* kept, as PETSc's mat tests keep it, across the products below */
+  PetscCall(MatELLRGetFormat(A, &f));
+  PetscCall(MatMatMult(A, A, MAT_INITIAL_MATRIX, PETSC_DEFAULT, &C));
+  PetscCall(MatTranspose(A, MAT_INITIAL_MATRIX, &At));
+  PetscCall(MatConvert(A, t, MAT_INITIAL_MATRIX, &B));
+  PetscCall(MatELLRGetFormat(B, &fb));
+  PetscCall(PetscStrcmp(f, fb, &same));
+  PetscCall(Compare(B, R, &err, &ran));
+  PetscCall(PetscSNPrintf(msg, sizeof(msg), "MatConvert(A, \"%s\" from MatGetType before MatMatMult and MatTranspose, MAT_INITIAL_MATRIX): format %s (A's %s), error %.1e, products on the storage %s", t, fb ? fb : "none", f ? f : "none", (double)err, ran ? "yes" : "NO"));
+  PetscCall(Say((PetscBool)(f && same && err < 1e-13 && ran), msg));
+  PetscCall(MatDestroy(&B));
+  PetscCall(MatConvert(A, t, MAT_INPLACE_MATRIX, &A));
+  PetscCall(MatELLRGetFormat(A, &fb));
+  PetscCall(PetscStrcmp(f, fb, &same));
+  PetscCall(Compare(A, R, &err, &ran));
+  PetscCall(PetscSNPrintf(msg, sizeof(msg), "MatConvert(A, \"%s\", MAT_INPLACE_MATRIX): format %s, error %.1e, products on the storage %s", t, fb ? fb : "none", (double)err, ran ? "yes" : "NO"));
+  PetscCall(Say((PetscBool)(f && same && err < 1e-13 && ran), msg));
+  PetscCall(MatDestroy(&C));
+  PetscCall(MatDestroy(&At));
+  PetscCall(MatDestroy(&A));
+  PetscCall(MatDestroy(&R));
+  PetscFunctionReturn(0);
+}
+
+static PetscErrorCode Permute(const char *type, PetscInt n)
+{
+  Mat       A, R, Ap, Rp;
+  IS        rp, cp;
+  PetscInt  lo, hi, *ri, *ci;
+  PetscReal err;
+  PetscBool ran;
+  char      msg[256];
+
+  PetscFunctionBeginUser;
+  PetscCall(Build(type, n, PETSC_FALSE, &A));
+  PetscCall(Build(MATAIJ, n, PETSC_FALSE, &R));
+  PetscCall(MatGetOwnershipRange(A, &lo, &hi));
+  PetscCall(PetscMalloc2(hi - lo, &ri, hi - lo, &ci));
+  for (PetscInt i = lo; i < hi; i++) {
+    ri[i - lo] = n - 1 - i;       /* reversed rows */
+    ci[i - lo] = (i * 7 + 3) % n; /* n and 7 coprime (run.sh: n = 40) */
+  }
+  PetscCall(ISCreateGeneral(PETSC_COMM_WORLD, hi - lo, ri, PETSC_COPY_VALUES, &rp));
+  PetscCall(ISCreateGeneral(PETSC_COMM_WORLD, hi - lo, ci, PETSC_COPY_VALUES, &cp));
+  PetscCall(ISSetPermutation(rp));
+  PetscCall(ISSetPermutation(cp));
+  PetscCall(MatPermute(A, rp, cp, &Ap));
+  PetscCall(MatPermute(R, rp, cp, &Rp));
+  PetscCall(Compare(Ap, Rp, &err, &ran));
+  PetscCall(PetscSNPrintf(msg, sizeof(msg), "MatPermute: the permuted matrix's products against MATAIJ's permuted one, error %.1e", (double)err));
+  PetscCall(Say((PetscBool)(err < 1e-13), msg));
+  PetscCall(Compare(A, R, &err, &ran));
+  PetscCall(PetscSNPrintf(msg, sizeof(msg), "MatPermute: the original afterwards, error %.1e, products on the storage %s", (double)err, ran ? "yes" : "NO"));
+  PetscCall(Say((PetscBool)(err < 1e-13 && ran), msg));
+  PetscCall(PetscFree2(ri, ci));
+  PetscCall(ISDestroy(&rp));
+  PetscCall(ISDestroy(&cp));
+  PetscCall(MatDestroy(&Ap));
+  PetscCall(MatDestroy(&Rp));
+  PetscCall(MatDestroy(&A));
+  PetscCall(MatDestroy(&R));
+  PetscFunctionReturn(0);
+}
+
+static PetscErrorCode FieldSplitSolve(Mat A, PetscInt *its, Vec *x)
+{
+  KSP      ksp;
+  PC       pc;
+  Vec      b;
+  IS       is[2];
+  PetscInt lo, hi;
+
+  PetscFunctionBeginUser;
+  PetscCall(MatCreateVecs(A, x, &b));
+  PetscCall(VecSet(b, 1.0));
+  PetscCall(MatGetOwnershipRange(A, &lo, &hi));
+  /* two interleaved fields: even and odd rows (run.sh's n and rank counts give even-sized blocks) */
+  PetscCall(ISCreateStride(PETSC_COMM_WORLD, (hi - lo + 1 - lo % 2) / 2, lo + lo % 2, 2, &is[0]));
+  PetscCall(ISCreateStride(PETSC_COMM_WORLD, (hi - lo + lo % 2) / 2, lo + 1 - lo % 2, 2, &is[1]));
+  PetscCall(KSPCreate(PETSC_COMM_WORLD, &ksp));
+  PetscCall(KSPSetOperators(ksp, A, A));
+  PetscCall(KSPSetType(ksp, KSPGMRES));
+  PetscCall(KSPGetPC(ksp, &pc));
+  PetscCall(PCSetType(pc, PCFIELDSPLIT));
+  PetscCall(PCFieldSplitSetIS(pc, "0", is[0]));
+  PetscCall(PCFieldSplitSetIS(pc, "1", is[1]));
+  PetscCall(KSPSetTolerances(ksp, 1e-10, PETSC_DEFAULT, PETSC_DEFAULT, 500));
+  PetscCall(KSPSolve(ksp, b, *x));
+  PetscCall(KSPGetIterationNumber(ksp, its));
+  PetscCall(KSPDestroy(&ksp));
+  PetscCall(ISDestroy(&is[0]));
+  PetscCall(ISDestroy(&is[1]));
+  PetscCall(VecDestroy(&b));
+  PetscFunctionReturn(0);
+}
+
+static PetscErrorCode FieldSplit(const char *type, PetscInt n)
+{
+  Mat            A, R;
+  Vec            xa, xr;
+  PetscInt       ia, ir, c0 = 0, c1 = 0;
+  PetscReal      d, nr;
+  MatType        f;
+  MatELLRBackend be = MAT_ELLR_BACKEND_AIJ;
+  PetscBool      ran;
+  char           msg[256];
+
+  PetscFunctionBeginUser;
+  PetscCall(Build(type, n, PETSC_TRUE, &A)); /* MatSetUp, no preallocation */
+  PetscCall(Build(MATAIJ, n, PETSC_TRUE, &R));
+  PetscCall(MatELLRGetFormat(A, &f));
+  if (f) PetscCall(MatELLRGetBackend(A, &be));
+  PetscCall(MatELLRGetProductCount(A, &c0));
+  PetscCall(FieldSplitSolve(A, &ia, &xa));
+  PetscCall(MatELLRGetProductCount(A, &c1));
+  PetscCall(FieldSplitSolve(R, &ir, &xr));
+  PetscCall(VecAXPY(xa, -1.0, xr));
+  PetscCall(VecNorm(xa, NORM_INFINITY, &d));
+  PetscCall(VecNorm(xr, NORM_INFINITY, &nr));
+  ran = (PetscBool)(f && (be == MAT_ELLR_BACKEND_AIJ ? c1 == c0 : c1 > c0));
+  PetscCall(PetscSNPrintf(msg, sizeof(msg), "PCFIELDSPLIT after MatSetUp: %" PetscInt_FMT " iterations (MATAIJ %" PetscInt_FMT "), solution difference %.1e, format %s, products on the storage %s", ia, ir, (double)(d / nr), f ? f : "none", ran ? "yes" : "NO"));
+  PetscCall(Say((PetscBool)(ia == ir && d / nr < 1e-8 && ran), msg));
+  PetscCall(VecDestroy(&xa));
+  PetscCall(VecDestroy(&xr));
+  PetscCall(MatDestroy(&A));
+  PetscCall(MatDestroy(&R));
+  PetscFunctionReturn(0);
+}
+
+int main(int argc, char **argv)
+{
+  char      type[64] = "ellrt", test[64] = "all";
+  PetscInt  n        = 40;
+  PetscBool all, t;
+
+  PetscCall(PetscInitialize(&argc, &argv, NULL, help));
+  PetscCall(PetscELLRInitializePackage());
+  PetscCall(PetscOptionsGetString(NULL, NULL, "-type", type, sizeof(type), NULL));
+  PetscCall(PetscOptionsGetString(NULL, NULL, "-test", test, sizeof(test), NULL));
+  PetscCall(PetscOptionsGetInt(NULL, NULL, "-n", &n, NULL));
+  PetscCall(PetscStrcmp(test, "all", &all));
+  PetscCall(PetscStrcmp(test, "convert_after_product", &t));
+  if (all || t) PetscCall(ConvertAfterProduct(type, n));
+  PetscCall(PetscStrcmp(test, "permute", &t));
+  if (all || t) PetscCall(Permute(type, n));
+  PetscCall(PetscStrcmp(test, "fieldsplit", &t));
+  if (all || t) PetscCall(FieldSplit(type, n));
+  PetscCall(PetscPrintf(PETSC_COMM_WORLD, "%" PetscInt_FMT " failed\n", g_fail));
+  PetscCall(PetscFinalize());
+  return g_fail ? 1 : 0;
+}
