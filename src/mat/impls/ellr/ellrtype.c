@@ -71,6 +71,7 @@ static PetscErrorCode MatELLRCreate(Mat A, MatType format, PetscInt kind /* 0: b
 {
   PetscMPIInt size;
   MatType     base;
+  PetscBool   setup;
   PetscErrorCode (*create)(Mat) = NULL;
 
   PetscFunctionBegin;
@@ -79,9 +80,14 @@ static PetscErrorCode MatELLRCreate(Mat A, MatType format, PetscInt kind /* 0: b
   PetscCall(MatELLRBaseType((PetscBool)(kind == 2 || (kind == 0 && size > 1)), &base));
   PetscCall(PetscFunctionListFind(MatList, base, &create));
   PetscCheck(create, PetscObjectComm((PetscObject)A), PETSC_ERR_PLIB, "This PETSc has no matrix type %s", base);
+  /* MatSetType() after MatSetUp() (then MatSetFromOptions() with -mat_type): PETSc drops the old type's storage and
+     an optimized PETSc's MatSetValues() then reads storage never allocated (a crash with PETSc's own types too).  A
+     matrix whose layout was set up had been preallocated: it gets MatSetUp()'s default preallocation again. */
+  setup = (PetscBool)(A->rmap->setupcalled && A->cmap->setupcalled);
   PetscCall((*create)(A));
   PetscCall(MatELLRAttachFormat(A, format));
   A->ops->convertfrom = MatConvertFrom_ELLR;
+  if (setup) PetscCall(MatSetUp(A));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
