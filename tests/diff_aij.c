@@ -374,10 +374,29 @@ static PetscErrorCode RelErr(Vec y1, Vec y2, PetscReal *err)
   PetscFunctionReturn(0);
 }
 
-/* Compares the four products (six calls) of A with B's. needcount: A must be an ELLR type whose counter moves. */
+/* dst's local values := src's (vectors of different types: A's are CUDA vectors on an aijcusparse base, B's host) */
+static PetscErrorCode CopyValues(Vec src, Vec dst)
+{
+  const PetscScalar *a;
+  PetscScalar       *b;
+  PetscInt           n;
+
+  PetscFunctionBeginUser;
+  PetscCall(VecGetLocalSize(src, &n));
+  PetscCall(VecGetArrayRead(src, &a));
+  PetscCall(VecGetArrayWrite(dst, &b));
+  PetscCall(PetscArraycpy(b, a, n));
+  PetscCall(VecRestoreArrayWrite(dst, &b));
+  PetscCall(VecRestoreArrayRead(src, &a));
+  PetscFunctionReturn(0);
+}
+
+/* Compares the four products (six calls) of A with B's. needcount: A must be an ELLR type whose counter moves.
+   A multiplies vectors of its own type (MatCreateVecs(A): CUDA vectors on the aijcusparse base, which its base
+   products require, as aijcusparse's do), holding the same values as B's. */
 static PetscErrorCode CheckProducts(Ctx *ctx, Mat A, Mat B, const char *state, PetscBool needcount)
 {
-  Vec       x, xt, z, zt, yA, yB, ytA, ytB;
+  Vec       x, xt, z, zt, yA, yB, ytA, ytB, xa, ya, za, xta, yta, zta;
   PetscInt  c0, c1, delta;
   PetscReal err = 0;
   PetscBool aijbackend = PETSC_FALSE;
@@ -402,6 +421,14 @@ static PetscErrorCode CheckProducts(Ctx *ctx, Mat A, Mat B, const char *state, P
   PetscCall(FillVec(z, 1.7));
   PetscCall(FillVec(xt, 2.9));
   PetscCall(FillVec(zt, 4.1));
+  PetscCall(MatCreateVecs(A, &xa, &ya));
+  PetscCall(MatCreateVecs(A, &yta, &xta));
+  PetscCall(VecDuplicate(ya, &za));
+  PetscCall(VecDuplicate(yta, &zta));
+  PetscCall(CopyValues(x, xa));
+  PetscCall(CopyValues(z, za));
+  PetscCall(CopyValues(xt, xta));
+  PetscCall(CopyValues(zt, zta));
   if (needcount) {
     PetscBool uses = PETSC_TRUE;
     PetscCall(UsesStorage(A, &uses));
@@ -413,26 +440,28 @@ static PetscErrorCode CheckProducts(Ctx *ctx, Mat A, Mat B, const char *state, P
   for (int op = 0; op < 6; op++) {
     const PetscBool tr = (PetscBool)(op >= 3);
     Vec             X = tr ? xt : x, Z = tr ? zt : z, YA = tr ? ytA : yA, YB = tr ? ytB : yB;
-    PetscCall(VecSet(YA, -99.0));
+    Vec             XA = tr ? xta : xa, ZA = tr ? zta : za, YAa = tr ? yta : ya;
+    PetscCall(VecSet(YAa, -99.0));
     PetscCall(Count(A, &c0));
     switch (op) {
-    case 0: PetscCall(MatMult(A, X, YA)); PetscCall(MatMult(B, X, YB)); break;
-    case 1: PetscCall(MatMultAdd(A, X, Z, YA)); PetscCall(MatMultAdd(B, X, Z, YB)); break;
+    case 0: PetscCall(MatMult(A, XA, YAa)); PetscCall(MatMult(B, X, YB)); break;
+    case 1: PetscCall(MatMultAdd(A, XA, ZA, YAa)); PetscCall(MatMultAdd(B, X, Z, YB)); break;
     case 2:
-      PetscCall(VecCopy(Z, YA));
+      PetscCall(VecCopy(ZA, YAa));
       PetscCall(VecCopy(Z, YB));
-      PetscCall(MatMultAdd(A, X, YA, YA));
+      PetscCall(MatMultAdd(A, XA, YAa, YAa));
       PetscCall(MatMultAdd(B, X, YB, YB));
       break;
-    case 3: PetscCall(MatMultTranspose(A, X, YA)); PetscCall(MatMultTranspose(B, X, YB)); break;
-    case 4: PetscCall(MatMultTransposeAdd(A, X, Z, YA)); PetscCall(MatMultTransposeAdd(B, X, Z, YB)); break;
+    case 3: PetscCall(MatMultTranspose(A, XA, YAa)); PetscCall(MatMultTranspose(B, X, YB)); break;
+    case 4: PetscCall(MatMultTransposeAdd(A, XA, ZA, YAa)); PetscCall(MatMultTransposeAdd(B, X, Z, YB)); break;
     case 5:
-      PetscCall(VecCopy(Z, YA));
+      PetscCall(VecCopy(ZA, YAa));
       PetscCall(VecCopy(Z, YB));
-      PetscCall(MatMultTransposeAdd(A, X, YA, YA));
+      PetscCall(MatMultTransposeAdd(A, XA, YAa, YAa));
       PetscCall(MatMultTransposeAdd(B, X, YB, YB));
       break;
     }
+    PetscCall(CopyValues(YAa, YA));
     PetscCall(Count(A, &c1));
     delta = c1 - c0;
     PetscCallMPI(MPI_Allreduce(MPI_IN_PLACE, &delta, 1, MPIU_INT, MPI_MIN, PETSC_COMM_WORLD));
@@ -451,6 +480,12 @@ static PetscErrorCode CheckProducts(Ctx *ctx, Mat A, Mat B, const char *state, P
   PetscCall(VecDestroy(&yB));
   PetscCall(VecDestroy(&ytA));
   PetscCall(VecDestroy(&ytB));
+  PetscCall(VecDestroy(&xa));
+  PetscCall(VecDestroy(&ya));
+  PetscCall(VecDestroy(&za));
+  PetscCall(VecDestroy(&xta));
+  PetscCall(VecDestroy(&yta));
+  PetscCall(VecDestroy(&zta));
   PetscFunctionReturn(0);
 }
 

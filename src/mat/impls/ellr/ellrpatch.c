@@ -78,6 +78,7 @@ static PetscErrorCode MatELLRQueryData(Mat A, Mat_ELLR **e)
   if (!c) PetscFunctionReturn(PETSC_SUCCESS);
   PetscCall(PetscContainerGetPointer(c, (void **)e));
   if (!MatELLRHoldsOurs(A, *e)) { /* left behind by MatSetType() to another type */
+    PetscCall(PetscInfo(A, "The ELLPACK-R products were replaced (type %s): the storage is dropped\n", ((PetscObject)A)->type_name));
     *e = NULL;
     PetscCall(PetscObjectCompose((PetscObject)A, MAT_ELLR_KEY, NULL));
   }

@@ -79,7 +79,8 @@ static PetscErrorCode MatRetrieveValues_SeqELLR(Mat A)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* MatSeqAIJSetColumnIndices() replaces the column indices without a new nonzero state: the storage is rebuilt. */
+/* MatSeqAIJSetColumnIndices() replaces the column indices without a new nonzero state: the storage is rebuilt, and the
+   state raised so that aijcusparse uploads the new pattern too. */
 static PetscErrorCode MatSeqAIJSetColumnIndices_SeqELLR(Mat A, PetscInt *indices)
 {
   Mat_ELLR *e;
@@ -89,6 +90,11 @@ static PetscErrorCode MatSeqAIJSetColumnIndices_SeqELLR(Mat A, PetscInt *indices
   PetscCheck(e && e->basecolumnindices, PETSC_COMM_SELF, PETSC_ERR_PLIB, "petsc-ellr: MatSeqAIJSetColumnIndices() without AIJ's");
   PetscCall((*e->basecolumnindices)(A, indices));
   PetscCall(MatELLRFreeStorage(e));
+  /* a new pattern on the host: aijcusparse uploads it again only for a new nonzero state and the host marked current */
+  A->nonzerostate++;
+#if defined(PETSC_HAVE_DEVICE)
+  if (A->offloadmask != PETSC_OFFLOAD_UNALLOCATED) A->offloadmask = PETSC_OFFLOAD_CPU;
+#endif
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
