@@ -864,14 +864,19 @@ static PetscErrorCode RunCombo(Ctx *ctx, const Case *cs, PetscInt icase, const c
     PetscCall(NewValues(A, B));
     PetscCall(CheckProducts(ctx, A, B, "MatSetValues same pattern", need));
     {
-      Vec l, r;
+      Vec l, r, la, ra; /* A's scaling vectors of its own type (aijcusparse scales with CUDA vectors only) */
       PetscCall(MatCreateVecs(B, &r, &l));
+      PetscCall(MatCreateVecs(A, &ra, &la));
       PetscCall(FillVec(l, 0.9));
       PetscCall(FillVec(r, 2.2));
-      PetscCall(MatDiagonalScale(A, l, r));
+      PetscCall(CopyValues(l, la));
+      PetscCall(CopyValues(r, ra));
+      PetscCall(MatDiagonalScale(A, la, ra));
       PetscCall(MatDiagonalScale(B, l, r));
       PetscCall(VecDestroy(&l));
       PetscCall(VecDestroy(&r));
+      PetscCall(VecDestroy(&la));
+      PetscCall(VecDestroy(&ra));
       PetscCall(CheckProducts(ctx, A, B, "MatDiagonalScale", need));
     }
     {
