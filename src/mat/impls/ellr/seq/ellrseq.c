@@ -65,8 +65,8 @@ static PetscErrorCode MatELLRSeqOperation(Mat A, Vec x, Vec z, Vec y, PetscBool 
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* AIJ's MatRetrieveValues() puts stored values back; PETSc 3.18 leaves the object state as it was, which the storage
-   compares: it is raised here. */
+/* AIJ's MatRetrieveValues() puts stored values back on the host; PETSc 3.18 leaves the object state as it was, which
+   the storage compares, and aijcusparse's device copy is not marked stale (PETSc 3.26): both are done here. */
 static PetscErrorCode MatRetrieveValues_SeqELLR(Mat A)
 {
   Mat_ELLR *e;
@@ -76,6 +76,9 @@ static PetscErrorCode MatRetrieveValues_SeqELLR(Mat A)
   PetscCheck(e && e->baseretrieve, PETSC_COMM_SELF, PETSC_ERR_PLIB, "petsc-ellr: MatRetrieveValues() without AIJ's");
   PetscCall((*e->baseretrieve)(A));
   PetscCall(PetscObjectStateIncrease((PetscObject)A));
+#if defined(PETSC_HAVE_DEVICE)
+  if (A->offloadmask != PETSC_OFFLOAD_UNALLOCATED) A->offloadmask = PETSC_OFFLOAD_CPU; /* the host values are the new ones */
+#endif
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
