@@ -1,5 +1,5 @@
 static char help[] = "Regressions of the binding (a genuine AIJ matrix with the ELLPACK-R products attached), against MATAIJ.\n\
-  -test convert_after_product|permute|fieldsplit   which one (default: all)\n\
+  -test convert_after_product|permute|fieldsplit|convert_away   which one (default: all)\n\
   -type ellrt|pellr   the format (default ellrt)\n\
   -n N                rows (default 40)\n\n";
 /*
@@ -235,6 +235,34 @@ static PetscErrorCode FieldSplit(const char *type, PetscInt n)
   PetscFunctionReturn(0);
 }
 
+/* A conversion to another AIJ type (aijperm) drops the format and keeps AIJ's composed methods working on the result
+   (MatStoreValues / MatRetrieveValues, which the library wraps on its matrices) */
+static PetscErrorCode ConvertAway(const char *type, PetscInt n)
+{
+  Mat       A, P, R;
+  MatType   f;
+  PetscReal err;
+  PetscBool ran;
+  char      msg[256];
+
+  PetscFunctionBeginUser;
+  PetscCall(Build(type, n, PETSC_FALSE, &A));
+  PetscCall(Build(MATAIJ, n, PETSC_FALSE, &R));
+  PetscCall(MatConvert(A, MATAIJPERM, MAT_INITIAL_MATRIX, &P));
+  PetscCall(MatELLRGetFormat(P, &f));
+  PetscCall(MatSetOption(P, MAT_NEW_NONZERO_LOCATIONS, PETSC_FALSE));
+  PetscCall(MatStoreValues(P));
+  PetscCall(MatScale(P, 5.0));
+  PetscCall(MatRetrieveValues(P));
+  PetscCall(Compare(P, R, &err, &ran));
+  PetscCall(PetscSNPrintf(msg, sizeof(msg), "MatConvert(A, aijperm), MatStoreValues, MatScale, MatRetrieveValues: format %s, error %.1e", f ? f : "none", (double)err));
+  PetscCall(Say((PetscBool)(!f && err < 1e-13), msg));
+  PetscCall(MatDestroy(&P));
+  PetscCall(MatDestroy(&A));
+  PetscCall(MatDestroy(&R));
+  PetscFunctionReturn(0);
+}
+
 int main(int argc, char **argv)
 {
   char      type[64] = "ellrt", test[64] = "all";
@@ -253,6 +281,8 @@ int main(int argc, char **argv)
   if (all || t) PetscCall(Permute(type, n));
   PetscCall(PetscStrcmp(test, "fieldsplit", &t));
   if (all || t) PetscCall(FieldSplit(type, n));
+  PetscCall(PetscStrcmp(test, "convert_away", &t));
+  if (all || t) PetscCall(ConvertAway(type, n));
   PetscCall(PetscPrintf(PETSC_COMM_WORLD, "%" PetscInt_FMT " failed\n", g_fail));
   PetscCall(PetscFinalize());
   return g_fail ? 1 : 0;

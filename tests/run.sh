@@ -329,6 +329,7 @@ t_fn convert_type_name_after_product_np2 ok_lines 2 $MPIEXEC -n 2 "$BUILD/tests/
 t_fn permute_np3 ok_lines 2 $MPIEXEC -n 3 "$BUILD/tests/binding_regress" -test permute $ENGINE
 t_fn fieldsplit_after_setup ok_lines 1 "$BUILD/tests/binding_regress" -test fieldsplit $ENGINE
 t_fn fieldsplit_after_setup_np2 ok_lines 1 $MPIEXEC -n 2 "$BUILD/tests/binding_regress" -test fieldsplit -type pellr $ENGINE
+t_fn convert_to_aijperm_then_retrieve ok_lines 1 "$BUILD/tests/binding_regress" -test convert_away $ENGINE
 # C = A B with B dense (MatMatMult: KSPMatSolve, block Krylov methods, SLEPc) is the base type's product: the format leaves
 # it intact.  Against MATAIJ's within the rounding bound, 1, 4, 16 and 37 columns, a stencil, a rectangle with empty rows,
 # 0 x 5 and 5 x 0, new values of A seen by the reused product, repeated products bitwise equal

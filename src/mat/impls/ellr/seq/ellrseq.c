@@ -67,14 +67,21 @@ static PetscErrorCode MatELLRSeqOperation(Mat A, Vec x, Vec z, Vec y, PetscBool 
 
 /* AIJ's MatRetrieveValues() puts stored values back on the host; PETSc 3.18 leaves the object state as it was, which
    the storage compares, and aijcusparse's device copy is not marked stale (PETSc 3.26): both are done here. */
+/* AIJ's own methods, kept from the first matrix wrapped: the base of a matrix that has since lost the format (a
+   conversion to aijperm keeps AIJ's composed methods, ours among them) */
+static PetscErrorCode (*MatELLRAIJRetrieve)(Mat);
+static PetscErrorCode (*MatELLRAIJColumnIndices)(Mat, PetscInt *);
+
 static PetscErrorCode MatRetrieveValues_SeqELLR(Mat A)
 {
   Mat_ELLR *e;
+  PetscErrorCode (*base)(Mat);
 
   PetscFunctionBegin;
   PetscCall(MatELLRGetData(A, &e));
-  PetscCheck(e && e->baseretrieve, PETSC_COMM_SELF, PETSC_ERR_PLIB, "petsc-ellr: MatRetrieveValues() without AIJ's");
-  PetscCall((*e->baseretrieve)(A));
+  base = e && e->baseretrieve ? e->baseretrieve : MatELLRAIJRetrieve;
+  PetscCheck(base, PETSC_COMM_SELF, PETSC_ERR_PLIB, "petsc-ellr: MatRetrieveValues() without AIJ's");
+  PetscCall((*base)(A));
   PetscCall(PetscObjectStateIncrease((PetscObject)A));
 #if defined(PETSC_HAVE_DEVICE)
   if (A->offloadmask != PETSC_OFFLOAD_UNALLOCATED) A->offloadmask = PETSC_OFFLOAD_CPU; /* the host values are the new ones */
@@ -87,12 +94,14 @@ static PetscErrorCode MatRetrieveValues_SeqELLR(Mat A)
 static PetscErrorCode MatSeqAIJSetColumnIndices_SeqELLR(Mat A, PetscInt *indices)
 {
   Mat_ELLR *e;
+  PetscErrorCode (*base)(Mat, PetscInt *);
 
   PetscFunctionBegin;
   PetscCall(MatELLRGetData(A, &e));
-  PetscCheck(e && e->basecolumnindices, PETSC_COMM_SELF, PETSC_ERR_PLIB, "petsc-ellr: MatSeqAIJSetColumnIndices() without AIJ's");
-  PetscCall((*e->basecolumnindices)(A, indices));
-  PetscCall(MatELLRFreeStorage(e));
+  base = e && e->basecolumnindices ? e->basecolumnindices : MatELLRAIJColumnIndices;
+  PetscCheck(base, PETSC_COMM_SELF, PETSC_ERR_PLIB, "petsc-ellr: MatSeqAIJSetColumnIndices() without AIJ's");
+  PetscCall((*base)(A, indices));
+  if (e) PetscCall(MatELLRFreeStorage(e));
   /* a new pattern on the host: aijcusparse uploads it again only for a new nonzero state and the host marked current */
   A->nonzerostate++;
 #if defined(PETSC_HAVE_DEVICE)
@@ -128,5 +137,7 @@ PetscErrorCode MatELLRAttachSeq(Mat A, const MatELLRSettings *s, Mat_ELLR *src)
   PetscCall(MatELLRAttachOps(A, s, MatELLRIsPELLR(s) ? MatELLRSeqOpsPELLR : MatELLRSeqOpsELLRT, MAT_ELLR_SEQ_NOPS, src, &e));
   PetscCall(MatELLRWrapComposed(A, "MatRetrieveValues_C", (MatELLROpFn)MatRetrieveValues_SeqELLR, (MatELLROpFn *)&e->baseretrieve, src ? (MatELLROpFn)src->baseretrieve : NULL));
   PetscCall(MatELLRWrapComposed(A, "MatSeqAIJSetColumnIndices_C", (MatELLROpFn)MatSeqAIJSetColumnIndices_SeqELLR, (MatELLROpFn *)&e->basecolumnindices, src ? (MatELLROpFn)src->basecolumnindices : NULL));
+  if (!MatELLRAIJRetrieve) MatELLRAIJRetrieve = e->baseretrieve;
+  if (!MatELLRAIJColumnIndices) MatELLRAIJColumnIndices = e->basecolumnindices;
   PetscFunctionReturn(PETSC_SUCCESS);
 }
