@@ -85,7 +85,6 @@ static PetscErrorCode MatELLRQueryData(Mat A, Mat_ELLR **e)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-static PetscErrorCode MatELLRAttachNew(Mat, const MatELLRSettings *, const MatELLROp[], PetscInt, Mat_ELLR *, Mat_ELLR **);
 
 /* The library's data on A, or NULL where A carries none.  Where a header merge (PETSc 3.18) dropped the container but
    A still has our operations, the library is attached again: the format its assembly slot names, A's options. */
@@ -102,7 +101,7 @@ PetscErrorCode MatELLRGetData(Mat A, Mat_ELLR **e)
   PetscCall(MatELLRSettingsDefault(pellr ? MATPELLR : MATELLR, &s));
   PetscCall(MatELLRSettingsFromOptionsDatabase(A, &s));
   PetscCall(PetscInfo(A, "The matrix's header holds another matrix's data: the %s storage is attached again with its options\n", s.format));
-  PetscCall(MatELLRAttachNew(A, &s, MatELLRTables[mpi][pellr].ops, MatELLRTables[mpi][pellr].n, NULL, e));
+  PetscCall(MatELLRAttachOps(A, &s, MatELLRTables[mpi][pellr].ops, MatELLRTables[mpi][pellr].n, NULL, e));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -165,7 +164,7 @@ static PetscErrorCode MatELLRPatch(Mat A, Mat_ELLR *e, PetscBool fresh, Mat_ELLR
   view slot names the format).  src: the matrix A was copied from, whose base operations A shares.  A change of
   settings drops the storage (rebuilt at the next product).
 */
-static PetscErrorCode MatELLRAttachNew(Mat A, const MatELLRSettings *s, const MatELLROp own[], PetscInt nown, Mat_ELLR *src, Mat_ELLR **out)
+PetscErrorCode MatELLRAttachOps(Mat A, const MatELLRSettings *s, const MatELLROp own[], PetscInt nown, Mat_ELLR *src, Mat_ELLR **out)
 {
   Mat_ELLR *e;
   PetscBool fresh = PETSC_FALSE;
@@ -199,10 +198,6 @@ static PetscErrorCode MatELLRAttachNew(Mat A, const MatELLRSettings *s, const Ma
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-PetscErrorCode MatELLRAttachOps(Mat A, const MatELLRSettings *s, const MatELLROp own[], PetscInt nown, Mat_ELLR *src, Mat_ELLR **out)
-{
-  return MatELLRAttachNew(A, s, own, nown, src, out);
-}
 
 /* The base function of a replaced slot: e's, or a fresh matrix's when A lost e. */
 PetscErrorCode MatELLRBaseOp(Mat A, Mat_ELLR *e, size_t offset, MatELLROpFn *fn)

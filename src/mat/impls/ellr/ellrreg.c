@@ -93,21 +93,6 @@ PETSC_EXTERN PetscErrorCode PetscDLLibraryRegister_petscellr(void)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* The data of A and, for an MPI matrix, of its blocks (NULL where a block carries none yet). */
-static PetscErrorCode MatELLRGetDataAndBlocks(Mat A, Mat_ELLR **e, Mat_ELLR *be[2])
-{
-  Mat blk[2] = {NULL, NULL};
-
-  PetscFunctionBegin;
-  be[0] = be[1] = NULL;
-  PetscCall(MatELLRGetData(A, e));
-  if (!*e || !(*e)->mpi) PetscFunctionReturn(PETSC_SUCCESS);
-  PetscCall(MatMPIAIJGetSeqAIJ(A, &blk[0], &blk[1], NULL));
-  for (PetscInt k = 0; k < 2; k++)
-    if (blk[k]) PetscCall(MatELLRGetData(blk[k], &be[k]));
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
-
 /*@
   MatELLRGetFormat - The ELLPACK-R format whose products a matrix runs: `MATELLR` ("ellrt"), `MATPELLR` ("pellr"), or
   `NULL` for a matrix without them
@@ -169,12 +154,16 @@ PetscErrorCode MatELLRGetFormat(Mat A, MatType *format)
 @*/
 PetscErrorCode MatELLRGetProductCount(Mat A, PetscInt *count)
 {
-  Mat_ELLR *e, *be[2];
+  Mat_ELLR *e, *be[2] = {NULL, NULL};
+  Mat       blk[2]   = {NULL, NULL};
 
   PetscFunctionBegin;
   PetscValidHeaderSpecific(A, MAT_CLASSID, 1);
   PetscAssertPointer(count, 2);
-  PetscCall(MatELLRGetDataAndBlocks(A, &e, be));
+  PetscCall(MatELLRGetData(A, &e));
+  if (e && e->mpi) PetscCall(MatMPIAIJGetSeqAIJ(A, &blk[0], &blk[1], NULL));
+  for (PetscInt k = 0; k < 2; k++)
+    if (blk[k]) PetscCall(MatELLRGetData(blk[k], &be[k]));
   if (!e) *count = 0;
   else if (!e->mpi) *count = e->nproducts;
   else *count = PetscMin(be[0] ? be[0]->nproducts : 0, be[1] ? be[1]->nproducts : 0);

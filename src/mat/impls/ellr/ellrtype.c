@@ -91,32 +91,15 @@ static PetscErrorCode MatELLRCreate(Mat A, MatType format, PetscInt kind /* 0: b
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-PetscErrorCode MatCreate_ELLRT(Mat A)
-{
-  return MatELLRCreate(A, MATELLR, 0);
-}
-
-PetscErrorCode MatCreate_PELLR(Mat A)
-{
-  return MatELLRCreate(A, MATPELLR, 0);
-}
-
-PetscErrorCode MatCreate_SeqELLRT(Mat A)
-{
-  return MatELLRCreate(A, MATELLR, 1);
-}
-
-PetscErrorCode MatCreate_SeqPELLR(Mat A)
-{
-  return MatELLRCreate(A, MATPELLR, 1);
-}
-
-PetscErrorCode MatCreate_MPIELLRT(Mat A)
-{
-  return MatELLRCreate(A, MATELLR, 2);
-}
-
-PetscErrorCode MatCreate_MPIPELLR(Mat A)
-{
-  return MatELLRCreate(A, MATPELLR, 2);
-}
+/* The registered names: by the communicator (ellrt, pellr), or the kind the name says (seqaijellrt, mpiaijpellr, ...) */
+#define MAT_ELLR_CREATE(name, format, kind) \
+  PetscErrorCode name(Mat A) \
+  { \
+    return MatELLRCreate(A, format, kind); \
+  }
+MAT_ELLR_CREATE(MatCreate_ELLRT, MATELLR, 0)
+MAT_ELLR_CREATE(MatCreate_PELLR, MATPELLR, 0)
+MAT_ELLR_CREATE(MatCreate_SeqELLRT, MATELLR, 1)
+MAT_ELLR_CREATE(MatCreate_SeqPELLR, MATPELLR, 1)
+MAT_ELLR_CREATE(MatCreate_MPIELLRT, MATELLR, 2)
+MAT_ELLR_CREATE(MatCreate_MPIPELLR, MATPELLR, 2)

@@ -14,57 +14,6 @@ static PetscLogDouble MatELLRFlops(const ellr_plan *pl, Vec z, PetscBool transpo
   return (!transpose && !z) ? 2.0 * nnz - (PetscLogDouble)pl->stats.nonempty_rows : 2.0 * nnz;
 }
 
-/* Host arrays of x, z and y; z == y is allowed (MatMultAdd(A, x, y, y)). */
-typedef struct {
-  const PetscScalar *x, *z;
-  PetscScalar       *y;
-} MatELLRHostArrays;
-
-static PetscErrorCode MatELLRGetHostArrays(Vec x, Vec z, Vec y, MatELLRHostArrays *h)
-{
-  PetscFunctionBegin;
-  h->z = NULL;
-  PetscCall(VecGetArrayRead(x, &h->x));
-  if (z == y) {
-    PetscCall(VecGetArray(y, &h->y));
-    h->z = h->y;
-  } else {
-    if (z) PetscCall(VecGetArrayRead(z, &h->z));
-    PetscCall(VecGetArrayWrite(y, &h->y));
-  }
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
-
-static PetscErrorCode MatELLRRestoreHostArrays(Vec x, Vec z, Vec y, MatELLRHostArrays *h)
-{
-  PetscFunctionBegin;
-  PetscCall(VecRestoreArrayRead(x, &h->x));
-  if (z == y) PetscCall(VecRestoreArray(y, &h->y));
-  else {
-    if (z) PetscCall(VecRestoreArrayRead(z, &h->z));
-    PetscCall(VecRestoreArrayWrite(y, &h->y));
-  }
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
-
-#if defined(PETSCELLR_HAVE_CUDA)
-/* Whether v's current values are on the GPU: only for CUDA vectors not bound to the CPU (a bound vector's host
-   array is the current one and its device array may be stale, as on GAMG's coarse levels). */
-static PetscErrorCode MatELLRVecOnDevice(Vec v, PetscBool *dev)
-{
-  PetscFunctionBegin;
-  *dev = PETSC_FALSE;
-  #if defined(PETSCELLR_PETSC_HAS_CUDA)
-  if (v) {
-    PetscBool bound = PETSC_FALSE;
-    PetscCall(PetscObjectTypeCompareAny((PetscObject)v, dev, VECSEQCUDA, VECMPICUDA, ""));
-    if (*dev) PetscCall(VecBoundToCPU(v, &bound));
-    if (bound) *dev = PETSC_FALSE;
-  }
-  #endif
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
-
 /* Read (write) access to v's array where it is current: device arrays of CUDA vectors, host arrays otherwise. */
 typedef enum {
   MAT_ELLR_READ,
@@ -103,6 +52,24 @@ static PetscErrorCode MatELLRVecRestore(Vec v, PetscBool dev, MatELLRAccess mode
   if (mode == MAT_ELLR_READ) PetscCall(VecRestoreArrayRead(v, (const PetscScalar **)a));
   else if (mode == MAT_ELLR_WRITE) PetscCall(VecRestoreArrayWrite(v, a));
   else PetscCall(VecRestoreArray(v, a));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+#if defined(PETSCELLR_HAVE_CUDA)
+/* Whether v's current values are on the GPU: only for CUDA vectors not bound to the CPU (a bound vector's host
+   array is the current one and its device array may be stale, as on GAMG's coarse levels). */
+static PetscErrorCode MatELLRVecOnDevice(Vec v, PetscBool *dev)
+{
+  PetscFunctionBegin;
+  *dev = PETSC_FALSE;
+  #if defined(PETSCELLR_PETSC_HAS_CUDA)
+  if (v) {
+    PetscBool bound = PETSC_FALSE;
+    PetscCall(PetscObjectTypeCompareAny((PetscObject)v, dev, VECSEQCUDA, VECMPICUDA, ""));
+    if (*dev) PetscCall(VecBoundToCPU(v, &bound));
+    if (bound) *dev = PETSC_FALSE;
+  }
+  #endif
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -192,17 +159,22 @@ PetscErrorCode MatELLRSeqPrepare(Mat A, Mat_ELLR *e, PetscBool transpose)
    there (not bound to the CPU, backend not aij). */
 PetscErrorCode MatELLRSeqProduct(Mat A, Mat_ELLR *e, Vec x, Vec z, Vec y, PetscBool transpose)
 {
-  MatELLRHostArrays h;
-
   PetscFunctionBegin;
   PetscCall(MatELLRUpdate(A, e));
   PetscCall(PetscLogEventBegin(MAT_ELLRMult, A, x, y, 0));
   e->nproducts++;
-  if (e->backend == MAT_ELLR_BACKEND_CPU) {
-    PetscCall(MatELLRGetHostArrays(x, z, y, &h));
-    if (transpose) ellr_cpu_mult_transpose(&e->host, h.x, h.z, h.y);
-    else ellr_cpu_mult(&e->host, h.x, h.z, h.y);
-    PetscCall(MatELLRRestoreHostArrays(x, z, y, &h));
+  if (e->backend == MAT_ELLR_BACKEND_CPU) { /* z == y is allowed (MatMultAdd(A, x, y, y)) */
+    PetscScalar *ax, *az = NULL, *ay;
+
+    PetscCall(MatELLRVecGet(x, PETSC_FALSE, MAT_ELLR_READ, &ax));
+    PetscCall(MatELLRVecGet(y, PETSC_FALSE, z == y ? MAT_ELLR_READWRITE : MAT_ELLR_WRITE, &ay));
+    if (z && z != y) PetscCall(MatELLRVecGet(z, PETSC_FALSE, MAT_ELLR_READ, &az));
+    if (z == y) az = ay;
+    if (transpose) ellr_cpu_mult_transpose(&e->host, ax, az, ay);
+    else ellr_cpu_mult(&e->host, ax, az, ay);
+    if (z && z != y) PetscCall(MatELLRVecRestore(z, PETSC_FALSE, MAT_ELLR_READ, &az));
+    PetscCall(MatELLRVecRestore(y, PETSC_FALSE, z == y ? MAT_ELLR_READWRITE : MAT_ELLR_WRITE, &ay));
+    PetscCall(MatELLRVecRestore(x, PETSC_FALSE, MAT_ELLR_READ, &ax));
     PetscCall(PetscLogFlops(MatELLRFlops(&e->host.plan, z, transpose)));
   }
 #if defined(PETSCELLR_HAVE_CUDA)
