@@ -1,5 +1,5 @@
 static char help[] = "Regressions of the binding (a genuine AIJ matrix with the ELLPACK-R products attached), against MATAIJ.\n\
-  -test convert_after_product|permute|fieldsplit|convert_away   which one (default: all)\n\
+  -test convert_after_product|permute|fieldsplit|convert_away|user_operation   which one (default: all)\n\
   -type ellrt|pellr   the format (default ellrt)\n\
   -n N                rows (default 40)\n\n";
 /*
@@ -263,6 +263,42 @@ static PetscErrorCode ConvertAway(const char *type, PetscInt n)
   PetscFunctionReturn(0);
 }
 
+/* A user's MatSetOperation() over the library's product, calling the library's (the usual wrapping): it stays the
+   user's through a new assembly, and the chain ends (no recursion through the library) */
+static PetscErrorCode (*g_orig)(Mat, Vec, Vec);
+static PetscInt g_calls;
+
+static PetscErrorCode UserMult(Mat A, Vec x, Vec y)
+{
+  PetscFunctionBeginUser;
+  g_calls++;
+  PetscCall((*g_orig)(A, x, y));
+  PetscFunctionReturn(0);
+}
+
+static PetscErrorCode UserOperation(const char *type, PetscInt n)
+{
+  Mat       A, R;
+  PetscReal err;
+  PetscBool ran;
+  char      msg[256];
+
+  PetscFunctionBeginUser;
+  PetscCall(Build(type, n, PETSC_FALSE, &A));
+  PetscCall(Build(MATAIJ, n, PETSC_FALSE, &R));
+  PetscCall(MatGetOperation(A, MATOP_MULT, (void (**)(void))&g_orig));
+  PetscCall(MatSetOperation(A, MATOP_MULT, (void (*)(void))UserMult));
+  PetscCall(MatAssemblyBegin(A, MAT_FINAL_ASSEMBLY));
+  PetscCall(MatAssemblyEnd(A, MAT_FINAL_ASSEMBLY));
+  g_calls = 0;
+  PetscCall(Compare(A, R, &err, &ran));
+  PetscCall(PetscSNPrintf(msg, sizeof(msg), "MatSetOperation(MATOP_MULT) over the library's, then an assembly: the user's mult called %" PetscInt_FMT " times, error %.1e", g_calls, (double)err));
+  PetscCall(Say((PetscBool)(g_calls > 0 && err < 1e-13), msg));
+  PetscCall(MatDestroy(&A));
+  PetscCall(MatDestroy(&R));
+  PetscFunctionReturn(0);
+}
+
 int main(int argc, char **argv)
 {
   char      type[64] = "ellrt", test[64] = "all";
@@ -283,6 +319,8 @@ int main(int argc, char **argv)
   if (all || t) PetscCall(FieldSplit(type, n));
   PetscCall(PetscStrcmp(test, "convert_away", &t));
   if (all || t) PetscCall(ConvertAway(type, n));
+  PetscCall(PetscStrcmp(test, "user_operation", &t));
+  if (all || t) PetscCall(UserOperation(type, n));
   PetscCall(PetscPrintf(PETSC_COMM_WORLD, "%" PetscInt_FMT " failed\n", g_fail));
   PetscCall(PetscFinalize());
   return g_fail ? 1 : 0;

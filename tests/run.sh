@@ -112,7 +112,7 @@ filter_types() {
     -e '/warp iterations per product/d' -e '/^ *GPU: block size/d' -e '/^ *vectors: /d' \
     -e '/^ *GPU setup /d' -e '/^ *the plan \(during the upload\)/d' -e '/^ *host CSR /d' -e '/^ *values refreshed /d' \
     -e '/^ *rows stored: /d' -e '/^ *GPU kernel family /d' -e '/^ *kernel families timed /d' -e '/^ *column indices: /d' -e '/^ *base class aijcusparse /d' \
-    -e '/process 0, (diagonal|off-diagonal) block/d'
+    -e '/^ *filled on the GPU from /d' -e '/process 0, (diagonal|off-diagonal) block/d'
 }
 # no_ellrmult CMD...: succeeds and -log_view shows no ELLRMult event with a nonzero count (AIJ's products ran)
 no_ellrmult() {
@@ -330,6 +330,7 @@ t_fn permute_np3 ok_lines 2 $MPIEXEC -n 3 "$BUILD/tests/binding_regress" -test p
 t_fn fieldsplit_after_setup ok_lines 1 "$BUILD/tests/binding_regress" -test fieldsplit $ENGINE
 t_fn fieldsplit_after_setup_np2 ok_lines 1 $MPIEXEC -n 2 "$BUILD/tests/binding_regress" -test fieldsplit -type pellr $ENGINE
 t_fn convert_to_aijperm_then_retrieve ok_lines 1 "$BUILD/tests/binding_regress" -test convert_away $ENGINE
+t_fn user_mult_over_the_library ok_lines 1 "$BUILD/tests/binding_regress" -test user_operation $ENGINE
 # C = A B with B dense (MatMatMult: KSPMatSolve, block Krylov methods, SLEPc) is the base type's product: the format leaves
 # it intact.  Against MATAIJ's within the rounding bound, 1, 4, 16 and 37 columns, a stencil, a rectangle with empty rows,
 # 0 x 5 and 5 x 0, new values of A seen by the reused product, repeated products bitwise equal
@@ -442,7 +443,7 @@ PT=$BUILD/petsc-tutorials
 PTSRC=$PETSC_DIR/share/petsc/examples/src/ksp/ksp/tutorials
 build_petsc_tutorials() {
   mkdir -p "$PT" || return 1
-  for e in ex2 ex23 ex50; do
+  for e in ex2 ex23 ex50 ex4 ex18; do
     [ -f "$PTSRC/$e.c" ] || { echo "$PTSRC/$e.c not found: $PT_HINT"; return 1; }
     cmp -s "$PTSRC/$e.c" "$PT/$e.c" || cp "$PTSRC/$e.c" "$PT/$e.c"
   done
@@ -451,7 +452,7 @@ build_petsc_tutorials() {
   [ -n "$PETSC_ARCH" ] && [ -f "$PETSC_DIR/$PETSC_ARCH/lib/petsc/conf/variables" ] &&
     printf 'include $(PETSC_DIR)/$(PETSC_ARCH)/lib/petsc/conf/variables\ninclude $(PETSC_DIR)/lib/petsc/conf/rules\ninclude $(PETSC_DIR)/lib/petsc/conf/test\n' >"$PT/makefile.new"
   mv "$PT/makefile.new" "$PT/makefile"
-  make -s -C "$PT" PETSC_DIR="$PETSC_DIR" PETSC_ARCH="$PETSC_ARCH" ex2 ex23 ex50 >"$SCRATCH/petsc-tutorials.log" 2>&1 ||
+  make -s -C "$PT" PETSC_DIR="$PETSC_DIR" PETSC_ARCH="$PETSC_ARCH" ex2 ex23 ex50 ex4 ex18 >"$SCRATCH/petsc-tutorials.log" 2>&1 ||
     { echo "make failed (log below)"; tail -20 "$SCRATCH/petsc-tutorials.log"; return 1; }
 }
 # built whenever the suite runs (a few seconds; make skips it when up to date), reported as a test;
@@ -469,7 +470,9 @@ elif build_petsc_tutorials >"$PTLOG" 2>&1; then Q=1 want petsc_tutorials_build &
 else PT_OK=0; tail -n +2 "$PTLOG" >"$PTLOG.rest"; Q=1 fail petsc_tutorials_build "$(head -1 "$PTLOG")" "$PTLOG.rest" 20; fi
 [ $PT_OK = 1 ] || MISSING="PETSc's tutorials ex2, ex23, ex50 are not built (petsc_tutorials_build: $(head -1 "$PTLOG"))"
 {
-  DLL="-dll_append $LIB"
+  # on the GPU the types are aijcusparse matrices: aijcusparse's own operations (its factors' solves) take CUDA vectors
+  # only, as with -mat_type aijcusparse, so the types' runs there ask for them
+  DLL="-dll_append $LIB"; [ "$BACKEND" = cuda ] && DLL="$DLL -vec_type cuda -dm_vec_type cuda"
   for t in ellrt pellr; do
     q=0; [ $t = ellrt ] && q=1
     # ex2: 2D Laplacian, default solver (GMRES + ILU on 1 rank, block Jacobi + ILU in parallel)
@@ -490,6 +493,10 @@ else PT_OK=0; tail -n +2 "$PTLOG" >"$PTLOG.rest"; Q=1 fail petsc_tutorials_build
     Q=$q t_grep "petsc_ex2_log_view_$t" "^ELLRMult +[1-9][0-9]* " -- "$PT/ex2" $DLL -mat_type $t -log_view $ENGINE
     t_grep "petsc_ex23_log_view_${t}_np2" "^ELLRMult +[1-9][0-9]* " -- $MPIEXEC -n 2 "$PT/ex23" $DLL -mat_type $t -log_view $ENGINE
     t_grep "petsc_ex50_log_view_$t" "^ELLRMult +[1-9][0-9]* && type: seqaij(cusparse)?$ && petsc-ellr format $t " -- "$PT/ex50" $DLL -dm_mat_type $t -log_view -ksp_view $ENGINE
+    # PETSc's own cases that a subclass of AIJ fails (PETSc's aijperm too): Galerkin multigrid with a MAIJ interpolation
+    # (P^T A P with P of type MAIJ) and MatPermute after a nested-dissection ordering on 3 ranks
+    t_same "petsc_ex4_maij_ptap_${t}_np2" filter_types 1e-6 "$MPIEXEC -n 2 $PT/ex4 -ksp_monitor_short -pc_type hmg -ksp_rtol 1e-6 -hmg_inner_pc_type gamg -bs 4 -pc_hmg_use_subspace_coarsening 1" "$MPIEXEC -n 2 $PT/ex4 $DLL -mat_type $t -ksp_monitor_short -pc_type hmg -ksp_rtol 1e-6 -hmg_inner_pc_type gamg -bs 4 -pc_hmg_use_subspace_coarsening 1"
+    t_same "petsc_ex18_permute_${t}_np3" filter_types 1e-6 "$MPIEXEC -n 3 $PT/ex18 -m 39 -n 18 -ksp_monitor_short -permute nd" "$MPIEXEC -n 3 $PT/ex18 $DLL -mat_type $t -m 39 -n 18 -ksp_monitor_short -permute nd"
   done
   # no composed function left on any object at its destruction (-checkfunctionlist prints those) and nothing leaked:
   # the output is MATAIJ's
@@ -498,7 +505,7 @@ else PT_OK=0; tail -n +2 "$PTLOG" >"$PTLOG.rest"; Q=1 fail petsc_tutorials_build
   done
   t_same petsc_ex2_checkfunctionlist_np2 filter_std 0 "$MPIEXEC -n 2 $PT/ex2 -mat_type aij -checkfunctionlist -malloc_dump" "$MPIEXEC -n 2 $PT/ex2 $DLL -mat_type ellrt -checkfunctionlist -malloc_dump $ENGINE"
   # the library through PETSC_OPTIONS (what petsc4py users do)
-  Q=1 t_same petsc_ex2_petsc_options filter_types 1e-6 "$PT/ex2 -mat_type aij -ksp_monitor_short" "PETSC_OPTIONS='$EXTRA_OPTS -dll_append $LIB' $PT/ex2 -mat_type ellrt -ksp_monitor_short"
+  Q=1 t_same petsc_ex2_petsc_options filter_types 1e-6 "$PT/ex2 -mat_type aij -ksp_monitor_short" "PETSC_OPTIONS='$EXTRA_OPTS $DLL' $PT/ex2 -mat_type ellrt -ksp_monitor_short"
   t_grep petsc_ex2_petsc_options_log "^ELLRMult +[1-9][0-9]* " -- env PETSC_OPTIONS="$EXTRA_OPTS -dll_append $LIB -mat_type pellr -log_view $ENGINE" "$PT/ex2"
 }
 MISSING=

@@ -11,19 +11,14 @@
 #endif
 
 /*
-  The accelerator.  A matrix of type ellrt or pellr is a genuine MATSEQAIJ / MATMPIAIJ (MATSEQAIJCUSPARSE /
-  MATMPIAIJCUSPARSE with a CUDA PETSc and a GPU): PETSc's own create function makes it, and every PETSc path that keys
-  on those type names (about 110 places in PETSc 3.26, and aijcusparse's checks of its own name) works unchanged.
-  What this library adds hangs on the matrix as one composed PetscContainer (MAT_ELLR_KEY) holding a Mat_ELLR:
-  the settings, the ELLPACK-R storage, and the base operations in place of the ones it replaces (MatELLRPatch()).
-  Rules:
-  - The host CSR (and aijcusparse's device CSR) stays the source of truth; the storage is a cache compared with the
-    object state, the nonzero state and the data pointer before every product (MatELLRUpdate()), so no product sees
-    a stale copy.
-  - Nothing is composed but the container, which goes with the matrix (and with our destroy, so that MatSetType() to
-    another type leaves nothing behind): PETSc's -checkfunctionlist has nothing to report.
-  - Where PETSc drops the replaced operations (MatHeaderReplace(), MatSetType() back to a base type) the products
-    are the base type's: correct, and the product counter (MatELLRGetProductCount()) stops moving.
+  The accelerator (doc/design.md).  A matrix of type ellrt or pellr is a genuine MATSEQAIJ / MATMPIAIJ (aijcusparse with a
+  CUDA PETSc and a GPU) made by PETSc's own create function, so every PETSc path keyed on those type names works.  The
+  library hangs on it as one composed PetscContainer (MAT_ELLR_KEY) holding a Mat_ELLR: settings, ELLPACK-R storage and
+  the base functions of the MatOps slots it replaces (ellrpatch.c).  The CSR stays the source of truth: the storage is a
+  cache checked against the object state, nonzero state, data pointer and owner before every product.  Nothing else is
+  composed but wrappers under two names AIJ composes and removes itself (-checkfunctionlist stays clean).  Where PETSc
+  replaces the operations (MatSetType() to another type, MatHeaderReplace(), MatSetOperation()) the products are the
+  base type's and MatELLRGetProductCount() stops moving; a container left behind goes at the next query or destroy.
 */
 #define MAT_ELLR_KEY "MatELLR"
 
@@ -32,6 +27,7 @@ typedef struct {
   ellr_params    eng;     /* engine parameters as asked (0 = automatic) */
   MatELLRBackend backend; /* as asked; resolved per matrix */
   PetscBool      offdiag; /* the off-diagonal block of an MPI matrix: only its non-empty rows are stored */
+  PetscBool      block;   /* a block of an MPI matrix (its symmetry flags, forwarded by MPIAIJ, say nothing of it) */
 } MatELLRSettings;
 
 /* An operation this library puts in a slot of struct _MatOps. */

@@ -97,7 +97,7 @@ PetscErrorCode MatELLRGetData(Mat A, Mat_ELLR **e)
   PetscCall(MatELLRQueryData(A, e));
   if (*e || !(pellr || A->ops->assemblyend == MatAssemblyEnd_ELLRT)) PetscFunctionReturn(PETSC_SUCCESS);
   PetscCall(PetscStrbeginswith(((PetscObject)A)->type_name, "mpi", &mpi));
-  if (!MatELLRTables[mpi][pellr].ops) PetscFunctionReturn(PETSC_SUCCESS);
+  if (!MatELLRTables[mpi][pellr].ops || (MatELLROpFn)A->ops->mult != MatELLRTables[mpi][pellr].ops[0].fn) PetscFunctionReturn(PETSC_SUCCESS);
   PetscCall(MatELLRSettingsDefault(pellr ? MATPELLR : MATELLR, &s));
   PetscCall(MatELLRSettingsFromOptionsDatabase(A, &s));
   PetscCall(PetscInfo(A, "The matrix's header holds another matrix's data: the %s storage is attached again with its options\n", s.format));
@@ -139,7 +139,7 @@ static PetscErrorCode MatELLRPristineOps(Mat A, const struct _MatOps **ops)
 
 /* Puts the library's operations into A's slots; a slot that holds another function gives it to e->base first.  A slot
    already holding ours keeps e->base, or (a new container) takes src's base, or a fresh matrix's. */
-static PetscErrorCode MatELLRPatch(Mat A, Mat_ELLR *e, PetscBool fresh, Mat_ELLR *src)
+static PetscErrorCode MatELLRPatch(Mat A, Mat_ELLR *e, PetscBool fresh, Mat_ELLR *src, const struct _MatOps *before)
 {
   const struct _MatOps *pristine = NULL;
 
@@ -147,6 +147,9 @@ static PetscErrorCode MatELLRPatch(Mat A, Mat_ELLR *e, PetscBool fresh, Mat_ELLR
   for (PetscInt k = 0; k < e->nown; k++) {
     MatELLROpFn *slot = MatELLRSlot(A->ops, e->own[k].offset), *base = MatELLRSlot(&e->base, e->own[k].offset);
 
+    /* after a base call (before: the slots then), only the slots it changed: one a user replaced (MatSetOperation())
+       stays the user's, and never becomes our base (which could call back into ours) */
+    if (before && *slot == *MatELLRSlot((struct _MatOps *)before, e->own[k].offset)) continue;
     if (!MatELLRSameOp(*slot, e->own[k].fn)) *base = *slot;
     else if (fresh && src) *base = *MatELLRSlot(&src->base, e->own[k].offset);
     else if (fresh) {
@@ -193,7 +196,7 @@ PetscErrorCode MatELLRAttachOps(Mat A, const MatELLRSettings *s, const MatELLROp
   e->own  = own;
   e->nown = nown;
   PetscCall(PetscStrbeginswith(((PetscObject)A)->type_name, "mpi", &e->mpi));
-  PetscCall(MatELLRPatch(A, e, fresh, src));
+  PetscCall(MatELLRPatch(A, e, fresh, src, NULL));
   if (out) *out = e;
   PetscFunctionReturn(PETSC_SUCCESS);
 }
@@ -234,12 +237,14 @@ PetscErrorCode MatBindToCPU_ELLR(Mat A, PetscBool flg)
 {
   Mat_ELLR *e;
   PetscErrorCode (*base)(Mat, PetscBool);
+  struct _MatOps before = *A->ops;
 
   PetscFunctionBegin;
+
   PetscCall(MatELLRGetData(A, &e));
   PetscCall(MatELLRBase(A, e, bindtocpu, &base));
   if (base) PetscCall((*base)(A, flg));
-  if (e) PetscCall(MatELLRPatch(A, e, PETSC_FALSE, NULL));
+  if (e) PetscCall(MatELLRPatch(A, e, PETSC_FALSE, NULL, &before));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -248,12 +253,14 @@ static PetscErrorCode MatAssemblyEnd_ELLR(Mat A, MatAssemblyType type)
 {
   Mat_ELLR *e;
   PetscErrorCode (*base)(Mat, MatAssemblyType);
+  struct _MatOps before = *A->ops;
 
   PetscFunctionBegin;
+
   PetscCall(MatELLRGetData(A, &e));
   PetscCall(MatELLRBase(A, e, assemblyend, &base));
   if (base) PetscCall((*base)(A, type));
-  if (e) PetscCall(MatELLRPatch(A, e, PETSC_FALSE, NULL));
+  if (e) PetscCall(MatELLRPatch(A, e, PETSC_FALSE, NULL, &before));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 

@@ -6,12 +6,9 @@
   #include <petscdevice.h>
 #endif
 
-/* ellrt: rows in their own order (ELLPACK-R, ELLR-T kernel) in slices of 32, each as wide as its longest row, with 16-bit
-   column offsets where a slice's span allows.  pellr: rows sorted by length into slices of 32 (PELLR, sliced as in
-   pJDS), where sorting removes padding, and on the GPU the kernel family chosen per matrix (auto): that sliced layout,
-   or the CSR kernels (adaptive CSR-vector, IPCSR) where they are faster.  Settings that are no option are automatic:
-   the block size (tuned), the sort window (picked from the matrix), 16-bit offsets, long rows joined in a fixed order
-   and the stored transpose (both repeatable bit for bit). */
+/* ellrt: rows in their own order in slices of 32 (ELLPACK-R, ELLR-T kernel); pellr: rows sorted by length where that
+   removes padding, slices of 32 (PELLR, sliced as in pJDS), the GPU kernel family chosen per matrix.  What is no
+   option is automatic: block size, sort window, 16-bit offsets, the fixed-order long-row join and stored transpose. */
 PetscErrorCode MatELLRSettingsDefault(MatType format, MatELLRSettings *s)
 {
   PetscBool pellr;

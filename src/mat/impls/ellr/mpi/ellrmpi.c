@@ -55,6 +55,7 @@ static PetscErrorCode MatELLRMPIPrepareBlocks(Mat A, Mat_ELLR *e, PetscBool tran
   s[0]         = e->settings;
   s[0].offdiag = PETSC_FALSE;
   MatELLRSettingsOffDiag(&e->settings, &s[1]);
+  s[0].block = s[1].block = PETSC_TRUE;
   for (PetscInt k = 0; k < 2; k++) {
     Mat_ELLR *be;
 

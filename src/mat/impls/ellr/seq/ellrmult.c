@@ -83,7 +83,7 @@ static PetscErrorCode MatELLRUsesStoredTranspose(Mat A, Mat_ELLR *e, PetscBool *
   PetscBool set = PETSC_FALSE, sym = PETSC_FALSE;
 
   PetscFunctionBegin;
-  if (A->rmap->n == A->cmap->n && !e->settings.offdiag && A->symmetry_eternal) PetscCall(MatIsSymmetricKnown(A, &set, &sym));
+  if (A->rmap->n == A->cmap->n && !e->settings.block && A->symmetry_eternal) PetscCall(MatIsSymmetricKnown(A, &set, &sym));
   *stored = (PetscBool)!(set && sym);
   PetscFunctionReturn(PETSC_SUCCESS);
 }
