@@ -84,7 +84,13 @@ python3 -m pip --version >/dev/null 2>&1 || missing+=("pip (apt-get install pyth
 for lib in cudart cublas cusparse cusolver cufft curand; do
   [[ -e "$CUDA_HOME/lib64/lib$lib.so" ]] || missing+=("$CUDA_HOME/lib64/lib$lib.so (CUDA toolkit math libraries)")
 done
-# OpenBLAS: link the library whose soname is libopenblas.so.0 (contains BLAS and LAPACK), not libblas.so.3/liblapack.so.3
+# OpenBLAS: link the library whose soname is libopenblas.so.0 (contains BLAS and LAPACK), not libblas.so.3/liblapack.so.3;
+# installed here when missing and this is root on Debian/Ubuntu (libopenblas-dev), else named below as missing
+if ! ls /usr/lib/x86_64-linux-gnu/openblas-*/libopenblas.so /usr/lib/x86_64-linux-gnu/libopenblas.so >/dev/null 2>&1 &&
+   [[ $(id -u) == 0 ]] && command -v apt-get >/dev/null; then
+  say "installing libopenblas-dev (OpenBLAS, linked as libopenblas.so.0)"
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq libopenblas-dev >/dev/null || say "apt-get install libopenblas-dev failed"
+fi
 OPENBLAS_DIR=""
 for d in /usr/lib/x86_64-linux-gnu/openblas-pthread /usr/lib/x86_64-linux-gnu/openblas-openmp \
          /usr/lib/x86_64-linux-gnu/openblas-serial /usr/lib/x86_64-linux-gnu /usr/lib64 /usr/lib; do

@@ -20,7 +20,7 @@
 #   python3-venv                   (with nvcc) a virtual environment for PyPI's cuobjdump, for the cubin test
 # Also used, and always there: python3 (tests/lib/numdiff.py; a Depends of petsc-dev and python3-numpy),
 # coreutils (timeout, mktemp), diffutils (cmp), libc-bin (ldd), mawk.  Not installed here: what the GPU
-# set-up needs (config/build-petsc-cuda.sh checks for python3-pip and libopenblas-dev and says so).
+# set-up needs (config/build-petsc-cuda.sh installs libopenblas-dev as root and names a missing python3-pip).
 # <V> is the version of the petsc-dev found (3.18 on Debian 12).
 # PETSC_DIR (and PETSC_ARCH) pick another PETSc, e.g. a CUDA-enabled one (config/build-petsc-cuda.sh);
 # then only the tools are installed.
