@@ -29,7 +29,10 @@ PETSC_HAS_CUDA := $(if $(PETSCCONF),$(shell grep -c 'define PETSC_HAVE_CUDA 1' $
 ENGINE_DIR := src/mat/impls/ellr/engine
 ENGINE_C   := $(wildcard $(ENGINE_DIR)/*.c)
 BINDING_C  := $(wildcard src/mat/impls/ellr/*.c src/mat/impls/ellr/seq/*.c src/mat/impls/ellr/mpi/*.c)
-ENGINE_CU  := $(if $(filter 1,$(WITH_CUDA)),$(wildcard $(ENGINE_DIR)/*.cu))
+# the CG loop (KSPCGDEVICE): its PETSc-free passes (cgloop_*) and the KSP binding
+KSP_DIR    := src/ksp/impls/cgdevice
+BINDING_C  += $(wildcard $(KSP_DIR)/*.c)
+ENGINE_CU  := $(if $(filter 1,$(WITH_CUDA)),$(wildcard $(ENGINE_DIR)/*.cu) $(wildcard $(KSP_DIR)/*.cu))
 TUTORIALS  := $(patsubst tutorials/%.c,$(BUILD)/tutorials/%,$(wildcard tutorials/*.c))
 TESTS      := $(patsubst tests/%.c,$(BUILD)/tests/%,$(wildcard tests/*.c)) $(BUILD)/tests/gpu/ptap_loop
 ENGINE_TESTS := $(patsubst tests/engine/%.c,$(BUILD)/tests/engine/%,$(wildcard tests/engine/*.c))
@@ -41,7 +44,8 @@ ELLR_INCLUDES := -Iinclude -I$(ENGINE_DIR)
 ELLR_CPPFLAGS := $(ELLR_INCLUDES) $(if $(ENGINE_CU),-DPETSCELLR_HAVE_CUDA -I$(CUDA_DIR)/include)
 # With a CUDA-enabled PETSc share its (shared) CUDA runtime; otherwise link the runtime statically, so
 # libpetscellr.so loads on machines without CUDA and simply reports no GPU.
-CUDA_LIBS := $(if $(ENGINE_CU),-L$(CUDA_DIR)/lib64 $(if $(filter 0,$(PETSC_HAS_CUDA)),-lcudart_static -lrt -lpthread -ldl,-lcudart) -lstdc++)
+# cuSPARSE only with a CUDA PETSc (which links it anyway): the CG loop's product on aijcusparse matrices
+CUDA_LIBS := $(if $(ENGINE_CU),-L$(CUDA_DIR)/lib64 $(if $(filter 0,$(PETSC_HAS_CUDA)),-lcudart_static -lrt -lpthread -ldl,-lcusparse -lcudart) -lstdc++)
 # CUDA_ARCH: SASS for each listed architecture, PTX of the last (for newer GPUs), e.g. make CUDA_ARCH="80 90".
 # Default: with a CUDA PETSc, the architectures PETSc was built for (sm_NN in its CUDAC_FLAGS; make
 # CUDA_ARCH_PETSC= ignores them); otherwise every one of CUDA_ARCH_ALL that this nvcc can build
@@ -92,13 +96,13 @@ $(BUILD)/obj/$(ENGINE_DIR)/%.o: $(ENGINE_DIR)/%.c $(wildcard $(ENGINE_DIR)/*.h)
 	@mkdir -p $(dir $@)
 	$(PCC) -std=gnu11 -O2 -fPIC -Wall -Wextra -c $< -o $@
 
-$(BUILD)/obj/%.o: %.c $(wildcard include/*.h src/mat/impls/ellr/*.h $(ENGINE_DIR)/*.h)
+$(BUILD)/obj/%.o: %.c $(wildcard include/*.h src/mat/impls/ellr/*.h $(ENGINE_DIR)/*.h $(KSP_DIR)/*.h)
 	@mkdir -p $(dir $@)
 	$(PCC) $(PCC_FLAGS) -Wall $(CCPPFLAGS) $(ELLR_CPPFLAGS) -c $< -o $@
 
-$(BUILD)/obj/%.o: %.cu $(wildcard $(ENGINE_DIR)/*.h $(ENGINE_DIR)/*.cuh)
+$(BUILD)/obj/%.o: %.cu $(wildcard $(ENGINE_DIR)/*.h $(ENGINE_DIR)/*.cuh $(KSP_DIR)/*.h)
 	@mkdir -p $(dir $@)
-	$(NVCC) $(NVCCFLAGS) -I$(ENGINE_DIR) -c $< -o $@
+	$(NVCC) $(NVCCFLAGS) -I$(ENGINE_DIR) $(if $(filter 1,$(PETSC_HAS_CUDA)),-DCGLOOP_WITH_CUSPARSE) -c $< -o $@
 
 $(BUILD)/tutorials/%: tutorials/%.c $(LIB)
 	@mkdir -p $(dir $@)

@@ -9,7 +9,7 @@
 #ifndef PETSCELLR_H
 #define PETSCELLR_H
 
-#include <petscmat.h>
+#include <petscksp.h>
 
 /*MC
    MATELLR - MATELLR = "ellrt" - A genuine `MATAIJ` matrix (`MATAIJCUSPARSE` with a PETSc built with CUDA and a GPU
@@ -96,6 +96,32 @@ typedef enum {
 } MatELLRBackend;
 PETSC_EXTERN const char *const MatELLRBackends[];
 
+
+/*MC
+   KSPCGDEVICE - "cgdevice": the conjugate gradient method of `KSPCG` with every scalar of the recurrence kept on the
+   GPU, the vector updates fused into three passes per iteration and runs of iterations replayed as one CUDA graph
+
+   Options Database Key:
+.  -ksp_cgdevice_check_every <k> - how many iterations run between two looks of the host at the residual norms
+   (default: chosen from the measured time of an iteration; a monitor makes it 1)
+
+   Notes:
+   Use it as `KSPCG`: the same iterates up to rounding, the same norms, tolerances, monitors and breakdown reasons.
+   The iterations run without a host synchronization each: the residual norm of every iteration is recorded on the
+   GPU and the host reads them every k iterations.  With PETSc's default convergence test the GPU applies the same test
+   itself and stops at the same iteration as `KSPCG`; with another test it stops at most k - 1 iterations later.
+
+   The graph holds the whole iteration when the preconditioner is `PCNONE` or `PCJACOBI` and the operator is a
+   sequential `MATELLR`, `MATPELLR` or `MATSEQAIJCUSPARSE` with CUDA vectors.  Other preconditioners on one process
+   run the same passes without a graph (still no synchronization per iteration).  Several processes, host vectors
+   without a GPU build, trust-region or eigenvalue-estimating uses and transpose solves run `KSPCG`'s own loop
+   (`-info` says why); host vectors run the passes on the CPU.
+
+   Level: intermediate
+
+.seealso: `KSPCG`, `KSPSetType()`, `MATELLR`, `MATPELLR`
+M*/
+#define KSPCGDEVICE "cgdevice"
 
 PETSC_EXTERN PetscErrorCode PetscELLRInitializePackage(void);
 PETSC_EXTERN PetscErrorCode MatELLRGetFormat(Mat, MatType *);

@@ -331,6 +331,15 @@ t_fn fieldsplit_after_setup ok_lines 1 "$BUILD/tests/binding_regress" -test fiel
 t_fn fieldsplit_after_setup_np2 ok_lines 1 $MPIEXEC -n 2 "$BUILD/tests/binding_regress" -test fieldsplit -type pellr $ENGINE
 t_fn convert_to_aijperm_then_retrieve ok_lines 1 "$BUILD/tests/binding_regress" -test convert_away $ENGINE
 t_fn user_mult_over_the_library ok_lines 1 "$BUILD/tests/binding_regress" -test user_operation $ENGINE
+# KSPCGDEVICE against KSPCG (tests/cg_device.c): the same reasons, iterations, residual histories and solutions, the
+# same bits again, breakdowns, and the loop it reports: host passes for host vectors; on the GPU the CUDA graph for
+# PCNONE / PCJACOBI and GPU passes around the preconditioners PETSc applies; KSPCG's own loop on several processes
+CGPATH=host; [ "$BACKEND" = cuda ] && CGPATH=graph
+t_fn cg_device_aij ok_lines 30 "$BUILD/tests/cg_device" -path host
+t_fn cg_device_ellrt ok_lines 30 "$BUILD/tests/cg_device" -mat_type ellrt -path $CGPATH $ENGINE
+t_fn cg_device_pellr ok_lines 30 "$BUILD/tests/cg_device" -mat_type pellr -path $CGPATH $ENGINE
+t_fn cg_device_np2_runs_kspcg ok_lines 30 $MPIEXEC -n 2 "$BUILD/tests/cg_device" -mat_type ellrt -path kspcg $ENGINE
+[ "$BACKEND" = cuda ] && t_fn cg_device_aijcusparse ok_lines 30 "$BUILD/tests/cg_device" -mat_type aijcusparse -path graph
 # C = A B with B dense (MatMatMult: KSPMatSolve, block Krylov methods, SLEPc) is the base type's product: the format leaves
 # it intact.  Against MATAIJ's within the rounding bound, 1, 4, 16 and 37 columns, a stencil, a rectangle with empty rows,
 # 0 x 5 and 5 x 0, new values of A seen by the reused product, repeated products bitwise equal

@@ -1,5 +1,6 @@
 /* ellrreg.c - registration of the petsc-ellr types with PETSc, log events, public queries. */
 #include "ellrimpl.h"
+PETSC_INTERN PetscErrorCode KSPCreate_CGDevice(KSP);
 
 PetscLogEvent     MAT_ELLRMult, MAT_ELLRBuild, MAT_ELLRTune, MAT_ELLRCopyToGPU;
 const char *const MatELLRBackends[] = {"auto", "cuda", "cpu", "aij", "MatELLRBackend", "MAT_ELLR_BACKEND_", NULL};
@@ -9,8 +10,7 @@ const char *const MatELLRKernels[]   = {"sliced", "auto", "csr_vector", "ipcsr",
 
 static PetscBool PetscELLRPackageInitialized = PETSC_FALSE;
 
-/* The engine's host memory (plans, the CPU storage, set-up scratch) through PetscMalloc: -malloc_dump, -malloc_view
-   and PetscMallocGetCurrentUsage() see it as they see PETSc's own.  The engine reports a failure as out of memory. */
+/* The engine's host memory through PetscMalloc (-malloc_dump, -malloc_view see it); a failure is out of memory. */
 static void *PetscELLREngineAlloc(size_t bytes, int zero, void *ctx)
 {
   void *ptr = NULL;
@@ -37,7 +37,7 @@ static PetscErrorCode PetscELLRFinalizePackage(void)
 
 /*@C
   PetscELLRInitializePackage - Registers the matrix types `MATELLR` ("ellrt") and `MATPELLR` ("pellr")
-  with their sequential and parallel variants, and the log events of petsc-ellr.
+  with their sequential and parallel variants, the solver `KSPCGDEVICE` and the log events of petsc-ellr.
 
   Not Collective
 
@@ -78,6 +78,7 @@ PetscErrorCode PetscELLRInitializePackage(void)
   PetscCall(MatRegister(MATMPIAIJPELLR, MatCreate_MPIPELLR));
   PetscCall(MatRegisterRootName(MATELLR, MATSEQAIJELLRT, MATMPIAIJELLRT));
   PetscCall(MatRegisterRootName(MATPELLR, MATSEQAIJPELLR, MATMPIAIJPELLR));
+  PetscCall(KSPRegister(KSPCGDEVICE, KSPCreate_CGDevice)); /* src/ksp/impls/cgdevice */
   PetscCall(PetscRegisterFinalize(PetscELLRFinalizePackage));
   PetscELLRPackageInitialized = PETSC_TRUE; /* only once everything is registered */
 #endif

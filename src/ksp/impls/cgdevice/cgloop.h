@@ -1,0 +1,115 @@
+/*
+  cgloop.h - the conjugate gradient recurrence as a few fused passes over the vectors, with every scalar of the
+  recurrence in one state record that the passes read and write themselves (no host round trip per iteration).
+  PETSc-free: plain arrays and a state record; the same passes exist for host arrays (cgloop_host.c, the reference and
+  the CPU path) and for CUDA arrays on a stream (cgloop_cuda.cu, which also captures them as a CUDA graph).
+
+  One iteration (preconditioned CG as PETSc's KSPCG runs it, left preconditioning, real scalars):
+    direction  p = z + (beta / betaold) p   (p = z at the first iteration)
+    product    w = A p                      (the caller's)
+    curvature  dpi = p'w, alpha = beta / dpi; a zero or sign-changing dpi stops: indefinite matrix
+    step       x += alpha p, r -= alpha w, then z = B r, beta = z'r and the norm of the iteration; a sign change of
+               beta stops (indefinite preconditioner), beta = 0 stops (exact solution)
+  B is a diagonal (z = d .* r, never stored), the identity, or the caller's (then the step pass is split around the
+  caller's z = B r and a final dot pass closes the iteration).
+
+  Rules that keep the results repeatable and the loop safe to run ahead of the host:
+  - reductions are two-stage with a fixed number of blocks per length and a fixed summation order (no floating-point
+    atomics): the same bits on every run;
+  - once stop is set, every pass returns at once, so passes enqueued past the stopping iteration change nothing;
+  - the residual norm of every iteration goes to hist[it % CGLOOP_RING]: the host reads them in order afterwards,
+    at most CGLOOP_RING iterations behind.
+*/
+#ifndef CGLOOP_H
+#define CGLOOP_H
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define CGLOOP_RING 512
+
+typedef enum {
+  CGLOOP_RUNNING = 0,
+  CGLOOP_STOP_TEST,     /* the norm met the tolerance test the host mirrors (or is not finite): the host decides */
+  CGLOOP_STOP_MAXIT,    /* max_it iterations done */
+  CGLOOP_INDEF_MAT,     /* p'Ap zero or of changing sign: the iteration stop_it + 1 has no norm */
+  CGLOOP_INDEF_PC,      /* z'r changed sign after iteration stop_it */
+  CGLOOP_BETA_ZERO,     /* z'r = 0 after iteration stop_it */
+  CGLOOP_NAN_DOT        /* p'Ap or z'r not finite */
+} cgloop_stop;
+
+typedef enum {
+  CGLOOP_NORM_PRECONDITIONED = 0, /* ||z|| */
+  CGLOOP_NORM_UNPRECONDITIONED,   /* ||r|| */
+  CGLOOP_NORM_NATURAL,            /* sqrt|z'r| */
+  CGLOOP_NORM_NONE
+} cgloop_norm;
+
+typedef enum {
+  CGLOOP_PC_NONE = 0, /* z = r */
+  CGLOOP_PC_DIAGONAL, /* z = d .* r */
+  CGLOOP_PC_GENERAL   /* z = B r by the caller between cgloop_step and cgloop_close */
+} cgloop_pc;
+
+typedef struct {
+  double    beta, betaold, dpi, dpiold, alpha, rr;
+  double    ttol, dtol;  /* stop (CGLOOP_STOP_TEST) when the norm is <= ttol or >= dtol ... */
+  long long first_test;  /* ... from this iteration on (test_tol != 0 only) */
+  long long it, max_it;  /* iterations done; the limit */
+  long long stop_it;     /* iterations done when stop was set */
+  int       test_tol;    /* mirror the tolerance test */
+  int       stop;        /* cgloop_stop */
+  unsigned  arrived[3];  /* blocks done in the current reduction (reset by the last one) */
+  double    hist[CGLOOP_RING];
+} cgloop_state;
+
+typedef struct {
+  long long   n;
+  cgloop_norm norm;
+  cgloop_pc   pc;
+} cgloop_shape;
+
+/* host passes (arrays of length n; d only for CGLOOP_PC_DIAGONAL, z only for CGLOOP_PC_GENERAL) */
+void cgloop_host_direction(const cgloop_shape *, cgloop_state *, const double *r, const double *d, const double *z, double *p);
+void cgloop_host_curvature(const cgloop_shape *, cgloop_state *, const double *p, const double *w);
+void cgloop_host_step(const cgloop_shape *, cgloop_state *, double *x, double *r, const double *p, const double *w, const double *d);
+void cgloop_host_close(const cgloop_shape *, cgloop_state *, const double *r, const double *z);
+
+/* CUDA: a context per solver (stream, reduction buffers, device and pinned host state, graph); 0 on success, else a
+   cudaError_t / cusparseStatus_t value, with a message in cgloop_cuda_error() */
+typedef struct cgloop_cuda cgloop_cuda;
+int         cgloop_cuda_create(const cgloop_shape *, cgloop_cuda **);
+int         cgloop_cuda_destroy(cgloop_cuda *);
+const char *cgloop_cuda_error(int);
+void       *cgloop_cuda_stream(cgloop_cuda *); /* where the passes go */
+/* the shape of this solve (same n as at create) and where its passes go: the context's own stream (use_stream 0,
+   needed for a capture) or the given one (PETSc's, to order with PETSc's product and preconditioner) */
+int cgloop_cuda_set_shape(cgloop_cuda *, const cgloop_shape *, void *stream, int use_stream);
+/* work of another stream (PETSc's) ordered before (wait_for) and after (release_to) the context's own */
+int cgloop_cuda_wait_for(cgloop_cuda *, void *stream);
+int cgloop_cuda_release_to(cgloop_cuda *, void *stream);
+int cgloop_cuda_set_state(cgloop_cuda *, const cgloop_state *);
+int cgloop_cuda_direction(cgloop_cuda *, const double *r, const double *d, const double *z, double *p);
+int cgloop_cuda_curvature(cgloop_cuda *, const double *p, const double *w);
+int cgloop_cuda_step(cgloop_cuda *, double *x, double *r, const double *p, const double *w, const double *d);
+int cgloop_cuda_close(cgloop_cuda *, const double *r, const double *z);
+/* w = A p by cuSPARSE on the context's stream for a CSR with 32-bit indices on the device */
+int cgloop_cuda_csr_product(cgloop_cuda *, int nrows, int ncols, int nnz, const int *rowptr, const int *colidx, const double *vals, const double *p, double *w);
+/* the state's copy: enqueued now, ready after cgloop_cuda_state_wait() (the pinned record it returns) */
+int cgloop_cuda_state_fetch(cgloop_cuda *, int slot);
+int cgloop_cuda_state_wait(cgloop_cuda *, int slot, const cgloop_state **);
+/* capture of the work enqueued on the context's stream between begin and end as a graph, replayed by launch */
+int cgloop_cuda_capture_begin(cgloop_cuda *);
+int cgloop_cuda_capture_end(cgloop_cuda *);
+int cgloop_cuda_launch(cgloop_cuda *);
+int cgloop_cuda_has_graph(cgloop_cuda *);
+int cgloop_cuda_drop_graph(cgloop_cuda *);
+/* seconds the work between two marks took on the GPU (to choose how often the host looks) */
+int cgloop_cuda_mark(cgloop_cuda *, int which);
+int cgloop_cuda_elapsed(cgloop_cuda *, double *seconds);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,392 @@
+/*
+  cgloop_cuda.cu - the passes of cgloop.h on CUDA arrays, on the context's own (non-blocking) stream, so that a run of
+  iterations can be captured as a CUDA graph (PETSc's default stream may be the legacy one, which cannot be captured).
+
+  Reductions: each block sums a grid-stride share of the indices in index order, reduces in shared memory by a fixed
+  tree and writes one partial per block; the last block to arrive (a counter in the state, reset by that block) sums the
+  partials in the same fixed way and runs the scalar rules of cgloop_rules.h.  The block count depends on n only, so the
+  sums, and every iterate, have the same bits on every run.
+*/
+#include <cuda_runtime.h>
+#if defined(CGLOOP_WITH_CUSPARSE)
+  #include <cusparse.h>
+#endif
+#include <stdlib.h>
+#include "cgloop_rules.h"
+
+#define CGLOOP_THREADS 256
+#define CGLOOP_MAX_BLOCKS 1024
+
+struct cgloop_cuda {
+  cgloop_shape         shape;
+  int                  nblocks;
+  cudaStream_t         stream;
+  cgloop_state        *dstate;     /* device */
+  cgloop_state        *hstate;     /* pinned: [0], [1] fetch slots, [2] staging for set_state */
+  double              *partial;    /* 3 * CGLOOP_MAX_BLOCKS: curvature, step (2 per block), close (2 per block) */
+  cudaEvent_t          fetched[2], fence, mark[2];
+  cudaGraph_t          graph;
+  cudaGraphExec_t      exec;
+#if defined(CGLOOP_WITH_CUSPARSE)
+  cusparseHandle_t     sparse;
+#endif
+  void                *spbuf;
+  size_t               spbuf_size;
+};
+
+/* sum of one value per thread of the block, by a fixed tree; the result in thread 0 */
+__device__ static double cgloop_block_sum(double v, double *sh)
+{
+  sh[threadIdx.x] = v;
+  __syncthreads();
+  for (int s = CGLOOP_THREADS / 2; s > 0; s >>= 1) {
+    if (threadIdx.x < s) sh[threadIdx.x] += sh[threadIdx.x + s];
+    __syncthreads();
+  }
+  return sh[0];
+}
+
+/* Writes this block's partials (k values), and returns in every thread of the last block to arrive whether it is the
+   last; that block then finds the totals with cgloop_total(). */
+__device__ static bool cgloop_arrive(cgloop_state *st, int which, double *partial, int k, const double *vals)
+{
+  __shared__ bool last;
+  if (threadIdx.x == 0) {
+    for (int j = 0; j < k; j++) partial[j * CGLOOP_MAX_BLOCKS + blockIdx.x] = vals[j];
+    __threadfence();
+    last = atomicAdd(&st->arrived[which], 1u) == gridDim.x - 1;
+  }
+  __syncthreads();
+  return last;
+}
+
+__device__ static double cgloop_total(const double *partial, double *sh)
+{
+  double v = 0.0;
+  for (int b = threadIdx.x; b < (int)gridDim.x; b += CGLOOP_THREADS) v += ((volatile const double *)partial)[b];
+  return cgloop_block_sum(v, sh);
+}
+
+__global__ static void cgloop_direction_kernel(cgloop_shape s, cgloop_state *st, const double *r, const double *d, const double *z, double *p)
+{
+  if (st->stop) return;
+  const double b = cgloop_direction_coefficient(st);
+  for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < s.n; i += (long long)gridDim.x * blockDim.x) {
+    const double zi = s.pc == CGLOOP_PC_GENERAL ? z[i] : (s.pc == CGLOOP_PC_DIAGONAL ? d[i] * r[i] : r[i]);
+    p[i]            = zi + b * p[i];
+  }
+}
+
+__global__ static void cgloop_curvature_kernel(cgloop_shape s, cgloop_state *st, const double *p, const double *w, double *partial)
+{
+  __shared__ double sh[CGLOOP_THREADS];
+  double            v = 0.0;
+
+  if (st->stop) return;
+  for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < s.n; i += (long long)gridDim.x * blockDim.x) v += p[i] * w[i];
+  v = cgloop_block_sum(v, sh);
+  if (!cgloop_arrive(st, 0, partial, 1, &v)) return;
+  __syncthreads();
+  const double dpi = cgloop_total(partial, sh);
+  if (threadIdx.x == 0) {
+    cgloop_after_curvature(st, dpi);
+    st->arrived[0] = 0;
+  }
+}
+
+__global__ static void cgloop_step_kernel(cgloop_shape s, cgloop_state *st, double *x, double *r, const double *p, const double *w, const double *d, double *partial)
+{
+  __shared__ double sh[CGLOOP_THREADS];
+  double            zr = 0.0, nrm2 = 0.0, rr = 0.0, v[2];
+
+  if (st->stop) return;
+  const double a = st->alpha;
+  for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < s.n; i += (long long)gridDim.x * blockDim.x) {
+    x[i] += a * p[i];
+    const double ri = r[i] - a * w[i];
+    r[i]            = ri;
+    rr += ri * ri;
+    if (s.pc == CGLOOP_PC_GENERAL) continue;
+    const double zi = s.pc == CGLOOP_PC_DIAGONAL ? d[i] * ri : ri;
+    zr += zi * ri;
+    nrm2 += s.norm == CGLOOP_NORM_UNPRECONDITIONED ? ri * ri : zi * zi;
+  }
+  if (s.pc == CGLOOP_PC_GENERAL) {
+    v[0] = cgloop_block_sum(rr, sh);
+    v[1] = 0.0;
+  } else {
+    v[0] = cgloop_block_sum(zr, sh);
+    __syncthreads();
+    v[1] = cgloop_block_sum(nrm2, sh);
+  }
+  if (!cgloop_arrive(st, 1, partial, 2, v)) return;
+  __syncthreads();
+  const double t0 = cgloop_total(partial, sh);
+  __syncthreads();
+  const double t1 = cgloop_total(partial + CGLOOP_MAX_BLOCKS, sh);
+  if (threadIdx.x == 0) {
+    if (s.pc == CGLOOP_PC_GENERAL) st->rr = t0;
+    else cgloop_after_step(st, s.norm, t0, t1);
+    st->arrived[1] = 0;
+  }
+}
+
+__global__ static void cgloop_close_kernel(cgloop_shape s, cgloop_state *st, const double *r, const double *z, double *partial)
+{
+  __shared__ double sh[CGLOOP_THREADS];
+  double            zr = 0.0, zz = 0.0, v[2];
+
+  if (st->stop) return;
+  for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < s.n; i += (long long)gridDim.x * blockDim.x) {
+    zr += z[i] * r[i];
+    zz += z[i] * z[i];
+  }
+  v[0] = cgloop_block_sum(zr, sh);
+  __syncthreads();
+  v[1] = cgloop_block_sum(zz, sh);
+  if (!cgloop_arrive(st, 2, partial, 2, v)) return;
+  __syncthreads();
+  const double t0 = cgloop_total(partial, sh);
+  __syncthreads();
+  const double t1 = cgloop_total(partial + CGLOOP_MAX_BLOCKS, sh);
+  if (threadIdx.x == 0) {
+    cgloop_after_step(st, s.norm, t0, s.norm == CGLOOP_NORM_UNPRECONDITIONED ? st->rr : t1);
+    st->arrived[2] = 0;
+  }
+}
+
+extern "C" {
+
+const char *cgloop_cuda_error(int e)
+{
+  return e >= 0 && e < 1000 ? cudaGetErrorString((cudaError_t)e) : "a cuSPARSE call failed";
+}
+
+/* cuSPARSE statuses are reported shifted past CUDA's error codes */
+#define CGLOOP_CU(call) \
+  do { \
+    cudaError_t e_ = (call); \
+    if (e_ != cudaSuccess) return (int)e_; \
+  } while (0)
+#define CGLOOP_SP(call) \
+  do { \
+    cusparseStatus_t s_ = (call); \
+    if (s_ != CUSPARSE_STATUS_SUCCESS) return 1000 + (int)s_; \
+  } while (0)
+
+int cgloop_cuda_create(const cgloop_shape *s, cgloop_cuda **out)
+{
+  cgloop_cuda *c = (cgloop_cuda *)calloc(1, sizeof(*c));
+
+  *out = NULL;
+  if (!c) return (int)cudaErrorMemoryAllocation;
+  c->shape   = *s;
+  c->nblocks = (int)((s->n + CGLOOP_THREADS - 1) / CGLOOP_THREADS);
+  if (c->nblocks > CGLOOP_MAX_BLOCKS) c->nblocks = CGLOOP_MAX_BLOCKS;
+  if (c->nblocks < 1) c->nblocks = 1;
+  *out = c;
+  CGLOOP_CU(cudaStreamCreateWithFlags(&c->stream, cudaStreamNonBlocking));
+  c->run = c->stream;
+  CGLOOP_CU(cudaMalloc((void **)&c->dstate, sizeof(cgloop_state)));
+  CGLOOP_CU(cudaMemset(c->dstate, 0, sizeof(cgloop_state)));
+  CGLOOP_CU(cudaMallocHost((void **)&c->hstate, 3 * sizeof(cgloop_state)));
+  CGLOOP_CU(cudaMalloc((void **)&c->partial, 3 * CGLOOP_MAX_BLOCKS * sizeof(double)));
+  for (int i = 0; i < 2; i++) CGLOOP_CU(cudaEventCreateWithFlags(&c->fetched[i], cudaEventDisableTiming));
+  CGLOOP_CU(cudaEventCreateWithFlags(&c->fence, cudaEventDisableTiming));
+  for (int i = 0; i < 2; i++) CGLOOP_CU(cudaEventCreate(&c->mark[i]));
+  return 0;
+}
+
+int cgloop_cuda_drop_graph(cgloop_cuda *c)
+{
+  if (c->exec) CGLOOP_CU(cudaGraphExecDestroy(c->exec));
+  if (c->graph) CGLOOP_CU(cudaGraphDestroy(c->graph));
+  c->exec  = NULL;
+  c->graph = NULL;
+  return 0;
+}
+
+int cgloop_cuda_destroy(cgloop_cuda *c)
+{
+  if (!c) return 0;
+  if (c->stream) CGLOOP_CU(cudaStreamSynchronize(c->stream));
+  CGLOOP_CU((cudaError_t)cgloop_cuda_drop_graph(c));
+#if defined(CGLOOP_WITH_CUSPARSE)
+  if (c->sparse) CGLOOP_SP(cusparseDestroy(c->sparse));
+#endif
+  if (c->spbuf) CGLOOP_CU(cudaFree(c->spbuf));
+  for (int i = 0; i < 2; i++) {
+    if (c->fetched[i]) CGLOOP_CU(cudaEventDestroy(c->fetched[i]));
+    if (c->mark[i]) CGLOOP_CU(cudaEventDestroy(c->mark[i]));
+  }
+  if (c->fence) CGLOOP_CU(cudaEventDestroy(c->fence));
+  if (c->partial) CGLOOP_CU(cudaFree(c->partial));
+  if (c->hstate) CGLOOP_CU(cudaFreeHost(c->hstate));
+  if (c->dstate) CGLOOP_CU(cudaFree(c->dstate));
+  if (c->stream) CGLOOP_CU(cudaStreamDestroy(c->stream));
+  free(c);
+  return 0;
+}
+
+void *cgloop_cuda_stream(cgloop_cuda *c)
+{
+  return (void *)c->run;
+}
+
+int cgloop_cuda_set_shape(cgloop_cuda *c, const cgloop_shape *s, void *stream, int use_stream)
+{
+  if (s->n != c->shape.n) return (int)cudaErrorInvalidValue; /* the block count, hence the sums, depend on n */
+  c->shape = *s;
+  c->run   = use_stream ? (cudaStream_t)stream : c->stream;
+  return 0;
+}
+
+int cgloop_cuda_wait_for(cgloop_cuda *c, void *stream)
+{
+  CGLOOP_CU(cudaEventRecord(c->fence, (cudaStream_t)stream));
+  CGLOOP_CU(cudaStreamWaitEvent(c->stream, c->fence, 0));
+  return 0;
+}
+
+int cgloop_cuda_release_to(cgloop_cuda *c, void *stream)
+{
+  CGLOOP_CU(cudaEventRecord(c->fence, c->stream));
+  CGLOOP_CU(cudaStreamWaitEvent((cudaStream_t)stream, c->fence, 0));
+  return 0;
+}
+
+int cgloop_cuda_set_state(cgloop_cuda *c, const cgloop_state *st)
+{
+  CGLOOP_CU(cudaStreamSynchronize(c->run)); /* the staging record may still be read by an earlier copy */
+  c->hstate[2] = *st;
+  CGLOOP_CU(cudaMemcpyAsync(c->dstate, &c->hstate[2], sizeof(cgloop_state), cudaMemcpyHostToDevice, c->run));
+  return 0;
+}
+
+int cgloop_cuda_direction(cgloop_cuda *c, const double *r, const double *d, const double *z, double *p)
+{
+  cgloop_direction_kernel<<<c->nblocks, CGLOOP_THREADS, 0, c->run>>>(c->shape, c->dstate, r, d, z, p);
+  return (int)cudaPeekAtLastError();
+}
+
+int cgloop_cuda_curvature(cgloop_cuda *c, const double *p, const double *w)
+{
+  cgloop_curvature_kernel<<<c->nblocks, CGLOOP_THREADS, 0, c->run>>>(c->shape, c->dstate, p, w, c->partial);
+  return (int)cudaPeekAtLastError();
+}
+
+int cgloop_cuda_step(cgloop_cuda *c, double *x, double *r, const double *p, const double *w, const double *d)
+{
+  cgloop_step_kernel<<<c->nblocks, CGLOOP_THREADS, 0, c->run>>>(c->shape, c->dstate, x, r, p, w, d, c->partial + CGLOOP_MAX_BLOCKS);
+  return (int)cudaPeekAtLastError();
+}
+
+int cgloop_cuda_close(cgloop_cuda *c, const double *r, const double *z)
+{
+  /* the step pass's partials: that pass has summed them (stream order) before this one runs */
+  cgloop_close_kernel<<<c->nblocks, CGLOOP_THREADS, 0, c->run>>>(c->shape, c->dstate, r, z, c->partial + CGLOOP_MAX_BLOCKS);
+  return (int)cudaPeekAtLastError();
+}
+
+int cgloop_cuda_csr_product(cgloop_cuda *c, int nrows, int ncols, int nnz, const int *rowptr, const int *colidx, const double *vals, const double *p, double *w)
+{
+#if !defined(CGLOOP_WITH_CUSPARSE)
+  (void)c; (void)nrows; (void)ncols; (void)nnz; (void)rowptr; (void)colidx; (void)vals; (void)p; (void)w;
+  return (int)cudaErrorNotSupported; /* built without cuSPARSE (no CUDA PETSc): never asked for */
+#else
+  cusparseSpMatDescr_t A;
+  cusparseDnVecDescr_t X, Y;
+  const double         one = 1.0, zero = 0.0;
+  size_t               need = 0;
+  int                  rc   = 0;
+
+  if (!c->sparse) {
+    CGLOOP_SP(cusparseCreate(&c->sparse));
+    CGLOOP_SP(cusparseSetStream(c->sparse, c->stream));
+  }
+  CGLOOP_SP(cusparseCreateCsr(&A, nrows, ncols, nnz, (void *)rowptr, (void *)colidx, (void *)vals, CUSPARSE_INDEX_32I, CUSPARSE_INDEX_32I, CUSPARSE_INDEX_BASE_ZERO, CUDA_R_64F));
+  CGLOOP_SP(cusparseCreateDnVec(&X, ncols, (void *)p, CUDA_R_64F));
+  CGLOOP_SP(cusparseCreateDnVec(&Y, nrows, (void *)w, CUDA_R_64F));
+  if (cusparseSpMV_bufferSize(c->sparse, CUSPARSE_OPERATION_NON_TRANSPOSE, &one, A, X, &zero, Y, CUDA_R_64F, CUSPARSE_SPMV_ALG_DEFAULT, &need) != CUSPARSE_STATUS_SUCCESS) rc = 1000 + (int)CUSPARSE_STATUS_INTERNAL_ERROR;
+  if (!rc && need > c->spbuf_size) {
+    /* never inside a capture: the first product of a solve runs before the capture */
+    if (c->spbuf) cudaFree(c->spbuf);
+    c->spbuf      = NULL;
+    c->spbuf_size = 0;
+    rc            = (int)cudaMalloc(&c->spbuf, need);
+    if (!rc) c->spbuf_size = need;
+  }
+  if (!rc) {
+    cusparseStatus_t s = cusparseSpMV(c->sparse, CUSPARSE_OPERATION_NON_TRANSPOSE, &one, A, X, &zero, Y, CUDA_R_64F, CUSPARSE_SPMV_ALG_DEFAULT, c->spbuf);
+    if (s != CUSPARSE_STATUS_SUCCESS) rc = 1000 + (int)s;
+  }
+  cusparseDestroySpMat(A);
+  cusparseDestroyDnVec(X);
+  cusparseDestroyDnVec(Y);
+  return rc;
+#endif
+}
+
+int cgloop_cuda_state_fetch(cgloop_cuda *c, int slot)
+{
+  CGLOOP_CU(cudaMemcpyAsync(&c->hstate[slot], c->dstate, sizeof(cgloop_state), cudaMemcpyDeviceToHost, c->run));
+  CGLOOP_CU(cudaEventRecord(c->fetched[slot], c->run));
+  return 0;
+}
+
+int cgloop_cuda_state_wait(cgloop_cuda *c, int slot, const cgloop_state **st)
+{
+  CGLOOP_CU(cudaEventSynchronize(c->fetched[slot]));
+  *st = &c->hstate[slot];
+  return 0;
+}
+
+int cgloop_cuda_capture_begin(cgloop_cuda *c)
+{
+  CGLOOP_CU((cudaError_t)cgloop_cuda_drop_graph(c));
+  CGLOOP_CU(cudaStreamBeginCapture(c->stream, cudaStreamCaptureModeThreadLocal));
+  return 0;
+}
+
+int cgloop_cuda_capture_end(cgloop_cuda *c)
+{
+  cudaError_t e = cudaStreamEndCapture(c->stream, &c->graph);
+  if (e != cudaSuccess) {
+    c->graph = NULL;
+    (void)cudaGetLastError();
+    return (int)e;
+  }
+  e = cudaGraphInstantiate(&c->exec, c->graph, 0);
+  if (e != cudaSuccess) {
+    c->exec = NULL;
+    (void)cudaGetLastError();
+  }
+  return (int)e;
+}
+
+int cgloop_cuda_launch(cgloop_cuda *c)
+{
+  CGLOOP_CU(cudaGraphLaunch(c->exec, c->stream));
+  return 0;
+}
+
+int cgloop_cuda_has_graph(cgloop_cuda *c)
+{
+  return c->exec != NULL;
+}
+
+int cgloop_cuda_mark(cgloop_cuda *c, int which)
+{
+  CGLOOP_CU(cudaEventRecord(c->mark[which], c->run));
+  return 0;
+}
+
+int cgloop_cuda_elapsed(cgloop_cuda *c, double *seconds)
+{
+  float ms = 0.0f;
+  CGLOOP_CU(cudaEventSynchronize(c->mark[1]));
+  CGLOOP_CU(cudaEventElapsedTime(&ms, c->mark[0], c->mark[1]));
+  *seconds = 1e-3 * ms;
+  return 0;
+}
+}

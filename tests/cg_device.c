@@ -1,0 +1,237 @@
+static char help[] = "KSPCGDEVICE against KSPCG on the same systems: iterations, residual histories, solutions, reasons.\n\
+  -n N          grid points per side of the 2D problem (default 24)\n\
+  -mat_type T   the operator's type (default aij)\n\
+  -path NAME    the path every solve of the library's loop must report (host, gpu, graph, kspcg; default: not checked)\n\n";
+/*
+  Each case solves one system twice, with KSPCG and with KSPCGDEVICE, from the same options, and checks:
+  - the same convergence reason and iteration count (PETSc's default test is mirrored exactly);
+  - residual histories equal up to rounding while the residual is above 1e-3 of the first: the passes sum their inner
+    products in another order than PETSc's VecDot and VecNorm, and CG amplifies such differences once it has converged
+    part of the spectrum (KSPCG itself, with one entry of b moved by 1e-15, differs by 7% late in the unpreconditioned
+    history of this problem, and by less than 1e-9 before that point); 1e-6 relative is far above rounding there and
+    far below any change of the method;
+  - solutions equal to 1e-8 relative (both converge to rtol 1e-10 on a problem with condition number ~ 1e3);
+  - a second solve with the library's loop gives the same bits (repeatable);
+  - the library's loop reports the path it ran (KSPView) and, with -path, the expected one.
+  Breakdowns: an indefinite operator (a negative shift inside the spectrum) stops both with the same reason at the same
+  iteration; an indefinite preconditioner (a shell flipping the sign of part of z) too.  A trust-region radius makes
+  the library run KSPCG's own loop, which it says.
+*/
+#include <petscksp.h>
+#include <petscellr.h>
+
+static PetscInt g_fail = 0;
+
+static PetscErrorCode Check(PetscBool ok, const char *what)
+{
+  PetscFunctionBeginUser;
+  if (!ok) g_fail++;
+  PetscCall(PetscPrintf(PETSC_COMM_WORLD, "%s %s\n", ok ? "ok" : "FAIL", what));
+  PetscFunctionReturn(0);
+}
+
+static PetscReal Coefficient(PetscInt i, PetscInt j)
+{
+  return 1.0 + 0.5 * PetscSinReal(0.3 * i) * PetscCosReal(0.2 * j);
+}
+
+/* -div(k grad u) + shift u on an n x n grid (Dirichlet), k varying smoothly: symmetric positive definite for shift >= 0 */
+static PetscErrorCode Build(PetscInt n, PetscReal shift, Mat *A)
+{
+  PetscInt lo, hi;
+
+  PetscFunctionBeginUser;
+  PetscCall(MatCreate(PETSC_COMM_WORLD, A));
+  PetscCall(MatSetSizes(*A, PETSC_DECIDE, PETSC_DECIDE, n * n, n * n));
+  PetscCall(MatSetType(*A, MATAIJ));
+  PetscCall(MatSetFromOptions(*A));
+  PetscCall(MatSeqAIJSetPreallocation(*A, 5, NULL));
+  PetscCall(MatMPIAIJSetPreallocation(*A, 5, NULL, 2, NULL));
+  PetscCall(MatGetOwnershipRange(*A, &lo, &hi));
+  for (PetscInt row = lo; row < hi; row++) {
+    const PetscInt i = row / n, j = row % n;
+    const PetscInt nb[4][2] = {{i - 1, j}, {i + 1, j}, {i, j - 1}, {i, j + 1}};
+    PetscScalar    diag = shift;
+
+    for (PetscInt q = 0; q < 4; q++) { /* the edge's coefficient: the mean of its ends' (symmetric) */
+      const PetscReal k = 0.5 * (Coefficient(i, j) + Coefficient(nb[q][0], nb[q][1]));
+      diag += k;
+      if (nb[q][0] >= 0 && nb[q][0] < n && nb[q][1] >= 0 && nb[q][1] < n) PetscCall(MatSetValue(*A, row, nb[q][0] * n + nb[q][1], -k, INSERT_VALUES));
+    }
+    PetscCall(MatSetValue(*A, row, row, diag, INSERT_VALUES));
+  }
+  PetscCall(MatAssemblyBegin(*A, MAT_FINAL_ASSEMBLY));
+  PetscCall(MatAssemblyEnd(*A, MAT_FINAL_ASSEMBLY));
+  PetscFunctionReturn(0);
+}
+
+/* z = r with the sign of its first half flipped: an indefinite preconditioner */
+static PetscErrorCode FlipApply(PC pc, Vec r, Vec z)
+{
+  PetscInt     lo, hi, N;
+  PetscScalar *a;
+
+  PetscFunctionBeginUser;
+  (void)pc;
+  PetscCall(VecCopy(r, z));
+  PetscCall(VecGetSize(z, &N));
+  PetscCall(VecGetOwnershipRange(z, &lo, &hi));
+  PetscCall(VecGetArray(z, &a));
+  for (PetscInt i = lo; i < hi; i++)
+    if (i < N / 2) a[i - lo] = -a[i - lo];
+  PetscCall(VecRestoreArray(z, &a));
+  PetscFunctionReturn(0);
+}
+
+typedef struct {
+  const char *name, *pc;
+  KSPNormType norm;
+  PetscBool   guess, flip, radius;
+  PetscReal   shift;
+} Case;
+
+typedef struct {
+  KSPConvergedReason reason;
+  PetscInt           its, nhist;
+  PetscReal          hist[2000];
+  Vec                x;
+  char               path[256];
+} Result;
+
+static PetscErrorCode Solve(Mat A, Vec b, const Case *cs, KSPType type, Result *res)
+{
+  KSP             ksp;
+  PC              pc;
+  const PetscReal *h;
+
+  PetscFunctionBeginUser;
+  PetscCall(KSPCreate(PETSC_COMM_WORLD, &ksp));
+  PetscCall(KSPSetOperators(ksp, A, A));
+  PetscCall(KSPSetType(ksp, type));
+  PetscCall(KSPSetTolerances(ksp, 1e-10, PETSC_DEFAULT, PETSC_DEFAULT, 1000));
+  PetscCall(KSPSetNormType(ksp, cs->norm));
+  PetscCall(KSPGetPC(ksp, &pc));
+  if (cs->flip) {
+    PetscCall(PCSetType(pc, PCSHELL));
+    PetscCall(PCShellSetApply(pc, FlipApply));
+  } else {
+    PetscMPIInt size;
+    PetscCallMPI(MPI_Comm_size(PETSC_COMM_WORLD, &size));
+    PetscCall(PCSetType(pc, size > 1 && !strcmp(cs->pc, PCICC) ? PCBJACOBI : cs->pc)); /* ICC is sequential */
+  }
+  PetscCall(KSPSetResidualHistory(ksp, res->hist, 2000, PETSC_TRUE));
+  PetscCall(KSPSetFromOptions(ksp));
+  if (cs->radius) PetscCall(KSPCGSetRadius(ksp, 1e-2)); /* a PETSc whose KSPCG has trust regions stops on it */
+  PetscCall(VecDuplicate(b, &res->x));
+  if (cs->guess) {
+    PetscCall(KSPSetInitialGuessNonzero(ksp, PETSC_TRUE));
+    PetscCall(VecSet(res->x, 0.3));
+  }
+  PetscCall(KSPSolve(ksp, b, res->x));
+  PetscCall(KSPGetConvergedReason(ksp, &res->reason));
+  PetscCall(KSPGetIterationNumber(ksp, &res->its));
+  PetscCall(KSPGetResidualHistory(ksp, &h, &res->nhist));
+  res->path[0] = 0;
+  {
+    PetscViewer v;
+    static char buf[16384];
+
+    PetscCall(PetscMemzero(buf, sizeof(buf)));
+    PetscCall(PetscViewerStringOpen(PETSC_COMM_SELF, buf, sizeof(buf), &v));
+    PetscCall(KSPView(ksp, v));
+    {
+      char *at = NULL;
+      PetscCall(PetscStrstr(buf, "iterations run by: ", &at));
+      if (at) PetscCall(PetscStrncpy(res->path, at + 19, sizeof(res->path)));
+      PetscCall(PetscStrchr(res->path, ';', &at));
+      if (at) *at = 0;
+    }
+    PetscCall(PetscViewerDestroy(&v));
+  }
+  PetscCall(KSPDestroy(&ksp));
+  PetscFunctionReturn(0);
+}
+
+int main(int argc, char **argv)
+{
+  PetscInt  n = 24;
+  char      want[64] = "";
+  PetscBool havewant;
+  Mat       A;
+  Vec       b;
+  /* names say what runs: pc, norm, start */
+  const Case cases[] = {
+    {"jacobi_preconditioned_norm",      PCJACOBI, KSP_NORM_PRECONDITIONED,   PETSC_FALSE, PETSC_FALSE, PETSC_FALSE, 0.0 },
+    {"none_unpreconditioned_norm",      PCNONE,   KSP_NORM_UNPRECONDITIONED, PETSC_FALSE, PETSC_FALSE, PETSC_FALSE, 0.0 },
+    {"jacobi_natural_norm_guess",       PCJACOBI, KSP_NORM_NATURAL,          PETSC_TRUE,  PETSC_FALSE, PETSC_FALSE, 0.0 },
+    {"sor_preconditioned_norm",         PCSOR,    KSP_NORM_PRECONDITIONED,   PETSC_FALSE, PETSC_FALSE, PETSC_FALSE, 0.0 },
+    {"icc_unpreconditioned_norm_guess", PCICC,    KSP_NORM_UNPRECONDITIONED, PETSC_TRUE,  PETSC_FALSE, PETSC_FALSE, 0.0 },
+    {"indefinite_operator",             PCNONE,   KSP_NORM_PRECONDITIONED,   PETSC_FALSE, PETSC_FALSE, PETSC_FALSE, -2.0},
+    {"indefinite_preconditioner",       PCSHELL,  KSP_NORM_UNPRECONDITIONED, PETSC_FALSE, PETSC_TRUE,  PETSC_FALSE, 0.0 },
+    {"trust_region_runs_kspcg",         PCJACOBI, KSP_NORM_PRECONDITIONED,   PETSC_FALSE, PETSC_FALSE, PETSC_TRUE,  0.0 },
+  };
+
+  PetscFunctionBeginUser;
+  PetscCall(PetscInitialize(&argc, &argv, NULL, help));
+  PetscCall(PetscELLRInitializePackage());
+  PetscCall(PetscOptionsGetInt(NULL, NULL, "-n", &n, NULL));
+  PetscCall(PetscOptionsGetString(NULL, NULL, "-path", want, sizeof(want), &havewant));
+  for (size_t k = 0; k < sizeof(cases) / sizeof(cases[0]); k++) {
+    const Case *cs = &cases[k];
+    Result     *cg, *dev, *again;
+    char        what[512];
+    PetscReal   worst = 0.0, xnorm, dnorm;
+    PetscBool   same_bits;
+
+    PetscCall(PetscCalloc3(1, &cg, 1, &dev, 1, &again));
+    PetscCall(Build(n, cs->shift, &A));
+    PetscCall(MatCreateVecs(A, NULL, &b));
+    {
+      PetscInt lo, hi;
+      PetscCall(VecGetOwnershipRange(b, &lo, &hi));
+      for (PetscInt i = lo; i < hi; i++) PetscCall(VecSetValue(b, i, 1.0 + 0.1 * (i % 7), INSERT_VALUES));
+      PetscCall(VecAssemblyBegin(b));
+      PetscCall(VecAssemblyEnd(b));
+    }
+    PetscCall(Solve(A, b, cs, KSPCG, cg));
+    PetscCall(Solve(A, b, cs, KSPCGDEVICE, dev));
+    PetscCall(Solve(A, b, cs, KSPCGDEVICE, again));
+    PetscCall(PetscSNPrintf(what, sizeof(what), "%s: reason %s / %s, iterations %" PetscInt_FMT " / %" PetscInt_FMT " (KSPCG / cgdevice), ran %s", cs->name, KSPConvergedReasons[cg->reason], KSPConvergedReasons[dev->reason], cg->its, dev->its, dev->path));
+    PetscCall(Check((PetscBool)(cg->reason == dev->reason && cg->its == dev->its && cg->nhist == dev->nhist), what));
+    for (PetscInt i = 0; i < PetscMin(cg->nhist, dev->nhist) && cg->hist[i] >= 1e-3 * cg->hist[0]; i++) {
+      worst = PetscMax(worst, PetscAbsReal(cg->hist[i] - dev->hist[i]) / PetscMax(cg->hist[i], 1e-300));
+      if (getenv("CG_DEVICE_DEBUG")) PetscCall(PetscPrintf(PETSC_COMM_WORLD, "%3d %.17e %.17e\n", (int)i, (double)cg->hist[i], (double)dev->hist[i]));
+    }
+    PetscCall(PetscSNPrintf(what, sizeof(what), "%s: residual histories agree to %.2e relative (<= 1e-6) down to 1e-3 of the first", cs->name, (double)worst));
+    PetscCall(Check((PetscBool)(worst <= 1e-6), what));
+    PetscCall(VecNorm(cg->x, NORM_2, &xnorm));
+    PetscCall(VecAXPY(cg->x, -1.0, dev->x));
+    PetscCall(VecNorm(cg->x, NORM_2, &dnorm));
+    if (cg->reason > 0) {
+      PetscCall(PetscSNPrintf(what, sizeof(what), "%s: solutions agree to %.2e relative (<= 1e-8)", cs->name, (double)(dnorm / xnorm)));
+      PetscCall(Check((PetscBool)(dnorm <= 1e-8 * xnorm), what));
+    }
+    PetscCall(VecEqual(dev->x, again->x, &same_bits));
+    PetscCall(PetscSNPrintf(what, sizeof(what), "%s: a second solve gives the same bits", cs->name));
+    PetscCall(Check((PetscBool)(same_bits && dev->its == again->its), what));
+    if (cs->radius && cg->reason == KSP_CONVERGED_STEP_LENGTH) {
+      PetscCall(PetscSNPrintf(what, sizeof(what), "%s: with a radius the library runs KSPCG's loop (reports \"%s\")", cs->name, dev->path));
+      PetscCall(Check((PetscBool)!strcmp(dev->path, "KSPCG's loop"), what));
+    } else if (havewant) {
+      const char *expect = !strcmp(want, "host") ? "host passes" : (!strcmp(want, "graph") ? "GPU passes in a CUDA graph" : (!strcmp(want, "kspcg") ? "KSPCG's loop" : "GPU passes"));
+      /* preconditioners PETSc applies run outside the graph */
+      if (!strcmp(want, "graph") && (cs->flip || !strcmp(cs->pc, PCSOR) || !strcmp(cs->pc, PCICC))) expect = "GPU passes";
+      PetscCall(PetscSNPrintf(what, sizeof(what), "%s: ran \"%s\", expected \"%s\"", cs->name, dev->path, expect));
+      PetscCall(Check((PetscBool)!strcmp(dev->path, expect), what));
+    }
+    PetscCall(VecDestroy(&cg->x));
+    PetscCall(VecDestroy(&dev->x));
+    PetscCall(VecDestroy(&again->x));
+    PetscCall(PetscFree3(cg, dev, again));
+    PetscCall(VecDestroy(&b));
+    PetscCall(MatDestroy(&A));
+  }
+  PetscCall(PetscPrintf(PETSC_COMM_WORLD, "%" PetscInt_FMT " checks failed\n", g_fail));
+  PetscCall(PetscFinalize());
+  return g_fail ? 1 : 0;
+}
