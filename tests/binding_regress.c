@@ -1,5 +1,5 @@
 static char help[] = "Regressions of the binding (a genuine AIJ matrix with the ELLPACK-R products attached), against MATAIJ.\n\
-  -test convert_after_product|permute|fieldsplit|convert_away|user_operation   which one (default: all)\n\
+  -test convert_after_product|permute|fieldsplit|convert_away|user_operation|dense_products   which one (default: all)\n\
   -type ellrt|pellr   the format (default ellrt)\n\
   -n N                rows (default 40)\n\n";
 /*
@@ -10,10 +10,17 @@ static char help[] = "Regressions of the binding (a genuine AIJ matrix with the 
     the original's still run on its storage.
   fieldsplit: a matrix of the type set up with MatSetUp() (no preallocation), then PCFIELDSPLIT over two interleaved
     fields: MATAIJ's iteration count and solution, the operator's products on the storage.
+  dense_products: MatMatMult(D, A) and MatMatMult(A, B) with D, B dense (MPIDENSE x the type's MPI base on 2 processes,
+    as PETSc's mat tests ex70 multiplies): each equal to the same product with MATAIJ, initial and reused after new
+    values of A; A keeps the format and its own products still run on the storage afterwards.
   One "ok" or "FAIL" line per check on rank 0.
 */
 #include <petscksp.h>
 #include <petscellr.h>
+
+#if PETSC_VERSION_LT(3, 19, 0) /* PETSc 3.19 named the success code */
+  #define PETSC_SUCCESS 0
+#endif
 
 static PetscInt g_fail = 0;
 
@@ -299,6 +306,98 @@ static PetscErrorCode UserOperation(const char *type, PetscInt n)
   PetscFunctionReturn(0);
 }
 
+/* D (rows x A's rows, dense) and B (A's columns x cols, dense), filled from their global indices so that every run and
+   every rank count holds the same values */
+static PetscErrorCode DenseFactor(Mat A, PetscBool left, PetscInt k, Mat *D)
+{
+  PetscInt lo, hi, m, n, M, N;
+
+  PetscFunctionBeginUser;
+  PetscCall(MatGetLocalSize(A, &m, &n));
+  PetscCall(MatGetSize(A, &M, &N));
+  if (left) PetscCall(MatCreateDense(PETSC_COMM_WORLD, PETSC_DECIDE, m, k, M, NULL, D));
+  else PetscCall(MatCreateDense(PETSC_COMM_WORLD, n, PETSC_DECIDE, N, k, NULL, D));
+  PetscCall(MatGetOwnershipRange(*D, &lo, &hi));
+  PetscCall(MatGetSize(*D, NULL, &N));
+  for (PetscInt i = lo; i < hi; i++)
+    for (PetscInt j = 0; j < N; j++) PetscCall(MatSetValue(*D, i, j, 1.0 + 0.5 * ((i * 13 + j * 7) % 11) - 0.01 * j, INSERT_VALUES));
+  PetscCall(MatAssemblyBegin(*D, MAT_FINAL_ASSEMBLY));
+  PetscCall(MatAssemblyEnd(*D, MAT_FINAL_ASSEMBLY));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* ||C - Cr||_F / ||Cr||_F */
+static PetscErrorCode DenseDiff(Mat C, Mat Cr, PetscReal *err)
+{
+  Mat       E;
+  PetscReal d, nr;
+
+  PetscFunctionBeginUser;
+  PetscCall(MatDuplicate(C, MAT_COPY_VALUES, &E));
+  PetscCall(MatAXPY(E, -1.0, Cr, SAME_NONZERO_PATTERN));
+  PetscCall(MatNorm(E, NORM_FROBENIUS, &d));
+  PetscCall(MatNorm(Cr, NORM_FROBENIUS, &nr));
+  *err = d / nr;
+  PetscCall(MatDestroy(&E));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* MatMatMult with a dense factor on either side of a matrix of the type (2 processes in run.sh: MPIDENSE x the MPI base
+   type): the product PETSc picks for the base type must give MATAIJ's result (both products sum in PETSc's own order:
+   bitwise equal is expected, 1e-13 allowed), initial and reused after new values; afterwards A still has the format and
+   its products run on the storage (MatELLRGetProductCount rises), so the products above did not leave it without it */
+static PetscErrorCode DenseProducts(const char *type, PetscInt n)
+{
+  Mat       A, R, D, B, DA, DR, AB, RB;
+  MatType   f, fa;
+  PetscReal e1, e2, err;
+  PetscBool ran;
+  char      msg[320];
+
+  PetscFunctionBeginUser;
+  PetscCall(Build(type, n, PETSC_FALSE, &A));
+  PetscCall(Build(MATAIJ, n, PETSC_FALSE, &R));
+  PetscCall(MatELLRGetFormat(A, &f));
+  PetscCall(DenseFactor(A, PETSC_TRUE, 5, &D));
+  PetscCall(DenseFactor(A, PETSC_FALSE, 3, &B));
+  PetscCall(MatMatMult(D, A, MAT_INITIAL_MATRIX, PETSC_DEFAULT, &DA));
+  PetscCall(MatMatMult(D, R, MAT_INITIAL_MATRIX, PETSC_DEFAULT, &DR));
+  PetscCall(MatMatMult(A, B, MAT_INITIAL_MATRIX, PETSC_DEFAULT, &AB));
+  PetscCall(MatMatMult(R, B, MAT_INITIAL_MATRIX, PETSC_DEFAULT, &RB));
+  PetscCall(DenseDiff(DA, DR, &e1));
+  PetscCall(DenseDiff(AB, RB, &e2));
+  PetscCall(PetscSNPrintf(msg, sizeof(msg), "MatMatMult(dense 5 x %" PetscInt_FMT ", A) against MATAIJ's, error %.1e", n, (double)e1));
+  PetscCall(Say((PetscBool)(e1 < 1e-13), msg));
+  PetscCall(PetscSNPrintf(msg, sizeof(msg), "MatMatMult(A, dense %" PetscInt_FMT " x 3) against MATAIJ's, error %.1e", n, (double)e2));
+  PetscCall(Say((PetscBool)(e2 < 1e-13), msg));
+  /* new values, same pattern: the reused products must see them */
+  PetscCall(MatScale(A, -2.5));
+  PetscCall(MatScale(R, -2.5));
+  PetscCall(MatShift(A, 1.0));
+  PetscCall(MatShift(R, 1.0));
+  PetscCall(MatMatMult(D, A, MAT_REUSE_MATRIX, PETSC_DEFAULT, &DA));
+  PetscCall(MatMatMult(D, R, MAT_REUSE_MATRIX, PETSC_DEFAULT, &DR));
+  PetscCall(MatMatMult(A, B, MAT_REUSE_MATRIX, PETSC_DEFAULT, &AB));
+  PetscCall(MatMatMult(R, B, MAT_REUSE_MATRIX, PETSC_DEFAULT, &RB));
+  PetscCall(DenseDiff(DA, DR, &e1));
+  PetscCall(DenseDiff(AB, RB, &e2));
+  PetscCall(PetscSNPrintf(msg, sizeof(msg), "MatMatMult(dense, A) and MatMatMult(A, dense), MAT_REUSE_MATRIX after new values of A: errors %.1e, %.1e", (double)e1, (double)e2));
+  PetscCall(Say((PetscBool)(e1 < 1e-13 && e2 < 1e-13), msg));
+  PetscCall(MatELLRGetFormat(A, &fa));
+  PetscCall(Compare(A, R, &err, &ran));
+  PetscCall(PetscSNPrintf(msg, sizeof(msg), "after the dense products: format %s (before %s), error %.1e, products on the storage %s", fa ? fa : "none", f ? f : "none", (double)err, ran ? "yes" : "NO"));
+  PetscCall(Say((PetscBool)(f && fa && err < 1e-13 && ran), msg));
+  PetscCall(MatDestroy(&DA));
+  PetscCall(MatDestroy(&DR));
+  PetscCall(MatDestroy(&AB));
+  PetscCall(MatDestroy(&RB));
+  PetscCall(MatDestroy(&D));
+  PetscCall(MatDestroy(&B));
+  PetscCall(MatDestroy(&A));
+  PetscCall(MatDestroy(&R));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 int main(int argc, char **argv)
 {
   char      type[64] = "ellrt", test[64] = "all";
@@ -321,6 +420,8 @@ int main(int argc, char **argv)
   if (all || t) PetscCall(ConvertAway(type, n));
   PetscCall(PetscStrcmp(test, "user_operation", &t));
   if (all || t) PetscCall(UserOperation(type, n));
+  PetscCall(PetscStrcmp(test, "dense_products", &t));
+  if (all || t) PetscCall(DenseProducts(type, n));
   PetscCall(PetscPrintf(PETSC_COMM_WORLD, "%" PetscInt_FMT " failed\n", g_fail));
   PetscCall(PetscFinalize());
   return g_fail ? 1 : 0;

@@ -340,6 +340,10 @@ t_fn cg_device_ellrt ok_lines 30 "$BUILD/tests/cg_device" -mat_type ellrt -path 
 t_fn cg_device_pellr ok_lines 30 "$BUILD/tests/cg_device" -mat_type pellr -path $CGPATH $ENGINE
 t_fn cg_device_np2_runs_kspcg ok_lines 30 $MPIEXEC -n 2 "$BUILD/tests/cg_device" -mat_type ellrt -path kspcg $ENGINE
 [ "$BACKEND" = cuda ] && t_fn cg_device_aijcusparse ok_lines 30 "$BUILD/tests/cg_device" -mat_type aijcusparse -path graph
+# MatMatMult(MPIDENSE, the type) and MatMatMult(the type, MPIDENSE) on 2 processes (as PETSc's mat tests ex70): MATAIJ's
+# results, initial and reused after new values; the format kept and A's own products on the storage afterwards
+t_fn dense_matmatmult_both_sides_np2 ok_lines 4 $MPIEXEC -n 2 "$BUILD/tests/binding_regress" -test dense_products $ENGINE
+t_fn dense_matmatmult_both_sides_pellr_np2 ok_lines 4 $MPIEXEC -n 2 "$BUILD/tests/binding_regress" -test dense_products -type pellr -n 41 $ENGINE
 # C = A B with B dense (MatMatMult: KSPMatSolve, block Krylov methods, SLEPc) is the base type's product: the format leaves
 # it intact.  Against MATAIJ's within the rounding bound, 1, 4, 16 and 37 columns, a stencil, a rectangle with empty rows,
 # 0 x 5 and 5 x 0, new values of A seen by the reused product, repeated products bitwise equal
@@ -449,19 +453,26 @@ t_grep ksp_iters_np2 "^ksp_iters: 33 solves, 0 differ from MATAIJ" -- $MPIEXEC -
 
 # ================================================================== 4. PETSc's own KSP tutorials, unmodified
 PT=$BUILD/petsc-tutorials
-PTSRC=$PETSC_DIR/share/petsc/examples/src/ksp/ksp/tutorials
+PTSRC=$PETSC_DIR/share/petsc/examples/src
+# PETSc's examples used below, as NAME=SOURCE (under $PTSRC): the KSP tutorials keep their names; examples from other
+# folders are named after the folder (their numbers clash: mat/tests/ex70, ksp's ex70)
+PT_EXAMPLES="ex2=ksp/ksp/tutorials/ex2.c ex23=ksp/ksp/tutorials/ex23.c ex50=ksp/ksp/tutorials/ex50.c ex4=ksp/ksp/tutorials/ex4.c
+  ex18=ksp/ksp/tutorials/ex18.c ex54=ksp/ksp/tutorials/ex54.c ex56=ksp/ksp/tutorials/ex56.c mat_ex70=mat/tests/ex70.c
+  snes_ex19=snes/tutorials/ex19.c"
 build_petsc_tutorials() {
+  local e names=
   mkdir -p "$PT" || return 1
-  for e in ex2 ex23 ex50 ex4 ex18; do
-    [ -f "$PTSRC/$e.c" ] || { echo "$PTSRC/$e.c not found: $PT_HINT"; return 1; }
-    cmp -s "$PTSRC/$e.c" "$PT/$e.c" || cp "$PTSRC/$e.c" "$PT/$e.c"
+  for e in $PT_EXAMPLES; do
+    [ -f "$PTSRC/${e#*=}" ] || { echo "$PTSRC/${e#*=} not found: $PT_HINT"; return 1; }
+    cmp -s "$PTSRC/${e#*=}" "$PT/${e%%=*}.c" || cp "$PTSRC/${e#*=}" "$PT/${e%%=*}.c"
+    names="$names ${e%%=*}"
   done
   printf 'include $(PETSC_DIR)/$(PETSC_ARCH)/lib/petsc/conf/variables\ninclude $(PETSC_DIR)/$(PETSC_ARCH)/lib/petsc/conf/rules\ninclude $(PETSC_DIR)/$(PETSC_ARCH)/lib/petsc/conf/test\n' |
     sed 's#/\$(PETSC_ARCH)/lib/petsc/conf/\(variables\|rules\|test\)#/lib/petsc/conf/\1#' >"$PT/makefile.new"
   [ -n "$PETSC_ARCH" ] && [ -f "$PETSC_DIR/$PETSC_ARCH/lib/petsc/conf/variables" ] &&
     printf 'include $(PETSC_DIR)/$(PETSC_ARCH)/lib/petsc/conf/variables\ninclude $(PETSC_DIR)/lib/petsc/conf/rules\ninclude $(PETSC_DIR)/lib/petsc/conf/test\n' >"$PT/makefile.new"
   mv "$PT/makefile.new" "$PT/makefile"
-  make -s -C "$PT" PETSC_DIR="$PETSC_DIR" PETSC_ARCH="$PETSC_ARCH" ex2 ex23 ex50 ex4 ex18 >"$SCRATCH/petsc-tutorials.log" 2>&1 ||
+  make -s -C "$PT" PETSC_DIR="$PETSC_DIR" PETSC_ARCH="$PETSC_ARCH" $names >"$SCRATCH/petsc-tutorials.log" 2>&1 ||
     { echo "make failed (log below)"; tail -20 "$SCRATCH/petsc-tutorials.log"; return 1; }
 }
 # built whenever the suite runs (a few seconds; make skips it when up to date), reported as a test;
@@ -506,7 +517,44 @@ else PT_OK=0; tail -n +2 "$PTLOG" >"$PTLOG.rest"; Q=1 fail petsc_tutorials_build
     # (P^T A P with P of type MAIJ) and MatPermute after a nested-dissection ordering on 3 ranks
     t_same "petsc_ex4_maij_ptap_${t}_np2" filter_types 1e-6 "$MPIEXEC -n 2 $PT/ex4 -ksp_monitor_short -pc_type hmg -ksp_rtol 1e-6 -hmg_inner_pc_type gamg -bs 4 -pc_hmg_use_subspace_coarsening 1" "$MPIEXEC -n 2 $PT/ex4 $DLL -mat_type $t -ksp_monitor_short -pc_type hmg -ksp_rtol 1e-6 -hmg_inner_pc_type gamg -bs 4 -pc_hmg_use_subspace_coarsening 1"
     t_same "petsc_ex18_permute_${t}_np3" filter_types 1e-6 "$MPIEXEC -n 3 $PT/ex18 -m 39 -n 18 -ksp_monitor_short -permute nd" "$MPIEXEC -n 3 $PT/ex18 $DLL -mat_type $t -m 39 -n 18 -ksp_monitor_short -permute nd"
+    # GAMG (smoothed aggregation) with heavy-edge matching coarsening: ex54 (2D Laplacian, Q1) with the arguments of
+    # PETSc's ex54f_hem test; the coarsening reads the graph of A, the smoothers and the Krylov method multiply by it on
+    # the storage ($ENGINE): the residuals and the hierarchy of -ksp_view are MATAIJ's, on 1 and 2 processes
+    HEM="-ne 39 -alpha 1.e-3 -ksp_type cg -pc_type gamg -pc_gamg_type agg -mat_coarsen_type hem -ksp_rtol 1e-4 -pc_gamg_square_graph 0 -ksp_monitor_short -ksp_norm_type unpreconditioned -ksp_view"
+    for n in 1 2; do
+      Q=$([ $n = 2 ] && echo $q || echo 0) t_same "petsc_ex54_gamg_hem_coarsening_${t}_np$n" filter_types 1e-6 "$MPIEXEC -n $n $PT/ex54 -mat_type aij $HEM" "$MPIEXEC -n $n $PT/ex54 $DLL -mat_type $t $HEM $ENGINE"
+    done
+    # GDSW coarse space of PCMG (-pc_mg_adapt_interp_coarse_space gdsw, Galerkin coarse operator): ex56 (3D elasticity,
+    # near null space) with the arguments of PETSc's ex56 nns_gdsw test (8 processes, bjacobi smoothers, -ksp_view), on 1
+    # process, and on 2 with ASM smoothers (ex56 then puts every row on the first process: the second owns none)
+    GDSW="-use_mat_nearnullspace -ksp_monitor_short -pc_type mg -pc_mg_levels 2 -pc_mg_adapt_interp_coarse_space gdsw -pc_mg_galerkin -ne 3 -ksp_view"
+    t_same "petsc_ex56_gdsw_coarse_space_${t}_np8" filter_types 1e-6 "$MPIEXEC -n 8 $PT/ex56 -mat_type aij $GDSW -mg_levels_pc_type bjacobi" "$MPIEXEC -n 8 $PT/ex56 $DLL -mat_type $t $GDSW -mg_levels_pc_type bjacobi $ENGINE"
+    Q=$q t_same "petsc_ex56_gdsw_coarse_space_${t}_np1" filter_types 1e-6 "$PT/ex56 -mat_type aij $GDSW -mg_levels_pc_type bjacobi" "$PT/ex56 $DLL -mat_type $t $GDSW -mg_levels_pc_type bjacobi $ENGINE"
+    t_same "petsc_ex56_gdsw_coarse_space_asm_${t}_np2" filter_types 1e-6 "$MPIEXEC -n 2 $PT/ex56 -mat_type aij $GDSW -mg_levels_pc_type asm" "$MPIEXEC -n 2 $PT/ex56 $DLL -mat_type $t $GDSW -mg_levels_pc_type asm $ENGINE"
+    # products of the matrix (converted in place to the type: -A_mat_type) with MPIDENSE matrices on 2 processes: PETSc's
+    # mat tests ex70 with the arguments of its 1_par, 2_par and 5 tests (MatMatMult, MatTransposeMatMult, MatPtAP and
+    # MatRARt with a dense P or R, reuse, circular products) checks each against MatMult/MatMultTranspose of the matrix
+    # and prints "Error with ..." on a difference; its -A_view (the matrix after the conversion) equals MATAIJ's
+    EX70=""
+    for a in "-local 0 -testmatmatt 0" "-local 1 -testmatmatt 0" "-M 11 -N 9 -K 3 -local 1 -testcircular -testmatmatt 0" "-M 7 -N 12 -K 1 -local 0 -testcircular -testmatmatt 0" "-M 3 -N 3 -K 3 -local 1 -testcircular -testmatmatt 0"; do
+      EX70="$EX70${EX70:+ && }$MPIEXEC -n 2 $PT/mat_ex70 $a -A_view ::ascii_info"
+    done
+    Q=$q t_same "petsc_mat_ex70_dense_products_${t}_np2" filter_types 0 "${EX70//-A_view/-A_mat_type aij -A_view}" "${EX70//-A_view/$DLL -A_mat_type $t $ENGINE -A_view}"
+    t_grep "petsc_mat_ex70_log_view_${t}_np2" "^ELLRMult +[1-9][0-9]* " -- $MPIEXEC -n 2 "$PT/mat_ex70" -M 11 -N 9 -K 3 -testcircular -testmatmatt 0 $DLL -A_mat_type $t -log_view $ENGINE
   done
+  # HEM itself ran (-info of MatCoarsenApply_HEM_private) on a matrix of the type, whose products ran on the storage
+  t_grep petsc_ex54_gamg_hem_coarsening_log_view_np2 "MatCoarsenApply_HEM_private && ^ELLRMult +[1-9][0-9]* " -- $MPIEXEC -n 2 "$PT/ex54" $DLL -mat_type ellrt $HEM -log_view -info :mat $ENGINE
+  # GPU only (aijcusparse base, CUDA vectors): PETSc's SNES ex19 (driven cavity, DMDA) with -dm_mat_type, as its cuda_1 and
+  # cuda_dm_bind_below tests: GAMG (its MatPtAP on the GPU) and PCMG with the coarse levels bound to the CPU below 10000
+  # rows (-dm_bind_below), against the same run with aijcusparse: the same linear iterations, the nonlinear residuals within
+  # 1e-4 (the GPU sums rows in its own order)
+  if [ "$BACKEND" = cuda ]; then
+    X19="-snes_monitor_short -snes_converged_reason -ksp_converged_reason"
+    t_same petsc_snes_ex19_gamg_ellrt "filter_types" 1e-4 "$PT/snes_ex19 -dm_mat_type aijcusparse -dm_vec_type cuda -pc_type gamg -pc_gamg_esteig_ksp_max_it 10 -mg_levels_ksp_max_it 3 $X19" "$PT/snes_ex19 $DLL -dm_mat_type ellrt -dm_vec_type cuda -pc_type gamg -pc_gamg_esteig_ksp_max_it 10 -mg_levels_ksp_max_it 3 $X19"
+    t_same petsc_snes_ex19_mg_bind_below_ellrt_np2 "filter_types" 1e-4 "$MPIEXEC -n 2 $PT/snes_ex19 -dm_mat_type aijcusparse -dm_vec_type cuda -da_refine 3 -pc_type mg -mg_levels_ksp_type chebyshev -mg_levels_pc_type jacobi -dm_bind_below 10000 $X19" "$MPIEXEC -n 2 $PT/snes_ex19 $DLL -dm_mat_type ellrt -dm_vec_type cuda -da_refine 3 -pc_type mg -mg_levels_ksp_type chebyshev -mg_levels_pc_type jacobi -dm_bind_below 10000 $X19"
+  elif wanted petsc_snes_ex19_gamg_ellrt petsc_snes_ex19_mg_bind_below_ellrt_np2; then
+    echo "# petsc_snes_ex19_gamg_ellrt, petsc_snes_ex19_mg_bind_below_ellrt_np2 not run: ELLR_BACKEND=$BACKEND (CUDA vectors and aijcusparse: the GPU machine, tests/gpu/run.sh)"
+  fi
   # no composed function left on any object at its destruction (-checkfunctionlist prints those) and nothing leaked:
   # the output is MATAIJ's
   for t in ellrt pellr; do

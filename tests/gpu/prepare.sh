@@ -4,7 +4,8 @@
 #     tests/gpu/run.sh OUTDIR [PART]
 #
 # The plugin, tutorials and tests are built against the CUDA-enabled PETSc of config/build-petsc-cuda.sh
-# (BUILD=build/cuda), plus PETSc's own KSP tutorials ex2, ex23, ex45, ex50 from its source, unmodified.
+# (BUILD=build/cuda), plus PETSc's own examples from its source, unmodified: the KSP tutorials ex2, ex23, ex45, ex50, ex4,
+# ex18, ex54, ex56, the mat test ex70 (as mat_ex70) and the SNES tutorial ex19 (as snes_ex19).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 ROOT=$PWD
@@ -29,9 +30,12 @@ T=$B/petsc-tutorials
 mkdir -p $T
 sdist=$(ls .petsc-cuda/downloads/petsc-*.tar.gz | head -1)
 top=$(basename "$sdist" .tar.gz)
-for ex in ex2 ex23 ex45 ex50; do tar xzf "$sdist" -C $T --strip-components=5 "$top/src/ksp/ksp/tutorials/$ex.c"; done
+for ex in ex2 ex23 ex45 ex50 ex4 ex18 ex54 ex56; do tar xzf "$sdist" -C $T --strip-components=5 "$top/src/ksp/ksp/tutorials/$ex.c"; done
+# examples of other folders, named after the folder as tests/run.sh names them (their numbers clash with ksp's)
+tar xzf "$sdist" -O "$top/src/mat/tests/ex70.c" > $T/mat_ex70.c
+tar xzf "$sdist" -O "$top/src/snes/tutorials/ex19.c" > $T/snes_ex19.c
 printf 'include ${PETSC_DIR}/lib/petsc/conf/variables\ninclude ${PETSC_DIR}/lib/petsc/conf/rules\ninclude ${PETSC_DIR}/lib/petsc/conf/test\n' > $T/makefile
-make --no-print-directory -s -C $T PETSC_DIR="$P" ex2 ex23 ex45 ex50 >/dev/null
+make --no-print-directory -s -C $T PETSC_DIR="$P" ex2 ex23 ex45 ex50 ex4 ex18 ex54 ex56 mat_ex70 snes_ex19 >/dev/null
 
 mkdir -p $B/matrices
 cp tests/matrices/*.mtx.gz $B/matrices/
