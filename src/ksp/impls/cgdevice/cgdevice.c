@@ -19,6 +19,7 @@
 PETSC_EXTERN PetscErrorCode KSPCreate_CG(KSP);
 
 #define KSP_CGDEVICE_KEY "KSPCGDevice"
+static PetscLogEvent KSP_CGDeviceSetUp; /* the GPU loop's one-time work in a solve: context, first iterations, capture */
 #define KSP_CGDEVICE_MAX_BATCH 64
 
 typedef enum {
@@ -290,20 +291,29 @@ typedef struct {
   PetscInt           nrows, ncols, nnz;
 } KSPCGDeviceArrays;
 
-/* one iteration's passes on the context's stream (GRAPH: the product too) or PETSc's (EAGER: PETSc's product and
-   preconditioner) */
-static PetscErrorCode KSPCGDeviceEnqueue(KSP ksp, KSP_CGDevice *c, Mat A, const cgloop_shape *shape, const KSPCGDeviceArrays *a, const KSPCGDeviceVecs *v)
+static PetscErrorCode KSPCGDeviceGPUArrays(KSP, Mat, KSP_CGDevice *, const KSPCGDeviceVecs *, PetscBool, KSPCGDeviceArrays *);
+
+/* One iteration's passes on the context's stream (GRAPH: the product too) or PETSc's (EAGER: PETSc's product and
+   preconditioner, which may work on the host: the vectors are handed back to PETSc around them, so that each sees
+   and leaves current values; the device arrays keep their addresses). */
+static PetscErrorCode KSPCGDeviceEnqueue(KSP ksp, KSP_CGDevice *c, Mat A, const cgloop_shape *shape, KSPCGDeviceArrays *a, const KSPCGDeviceVecs *v)
 {
   PetscFunctionBegin;
   KSPCGDeviceCheckCUDA(ksp, cgloop_cuda_direction(c->cu, a->r, a->d, a->z, a->p), "The CG direction pass");
   if (c->path == CGDEVICE_PATH_GRAPH) {
     if (a->e) PetscCall(MatELLRCheckStatus(ellr_cuda_mult(a->e->dev, a->p, NULL, a->w, 0, cgloop_cuda_stream(c->cu)), "The ELLPACK-R product of the CG loop"));
     else KSPCGDeviceCheckCUDA(ksp, cgloop_cuda_csr_product(c->cu, (int)a->nrows, (int)a->ncols, (int)a->nnz, a->rowptr, a->colidx, a->vals, a->p, a->w), "The cuSPARSE product");
-  } else PetscCall(KSP_MatMult(ksp, A, v->P, v->W));
+  } else {
+    PetscCall(KSPCGDeviceGPUArrays(ksp, A, c, v, PETSC_FALSE, a));
+    PetscCall(KSP_MatMult(ksp, A, v->P, v->W));
+    PetscCall(KSPCGDeviceGPUArrays(ksp, A, c, v, PETSC_TRUE, a));
+  }
   KSPCGDeviceCheckCUDA(ksp, cgloop_cuda_curvature(c->cu, a->p, a->w), "The CG curvature pass");
   KSPCGDeviceCheckCUDA(ksp, cgloop_cuda_step(c->cu, a->x, a->r, a->p, a->w, a->d), "The CG step pass");
   if (shape->pc == CGLOOP_PC_GENERAL) {
+    PetscCall(KSPCGDeviceGPUArrays(ksp, A, c, v, PETSC_FALSE, a));
     PetscCall(KSP_PCApply(ksp, v->R, v->Z));
+    PetscCall(KSPCGDeviceGPUArrays(ksp, A, c, v, PETSC_TRUE, a));
     KSPCGDeviceCheckCUDA(ksp, cgloop_cuda_close(c->cu, a->r, a->z), "The CG closing pass");
   }
   PetscFunctionReturn(PETSC_SUCCESS);
@@ -367,6 +377,7 @@ static PetscErrorCode KSPCGDeviceGPULoop(KSP ksp, KSP_CGDevice *c, Mat A, const 
   double              t_iter = 0.0;
 
   PetscFunctionBegin;
+  PetscCall(PetscLogEventBegin(KSP_CGDeviceSetUp, ksp, 0, 0, 0));
   if (c->cu && c->cu_n != shape->n) {
     KSPCGDeviceCheckCUDA(ksp, cgloop_cuda_destroy(c->cu), "Releasing the CG loop's GPU resources");
     c->cu = NULL;
@@ -379,16 +390,18 @@ static PetscErrorCode KSPCGDeviceGPULoop(KSP ksp, KSP_CGDevice *c, Mat A, const 
   PetscCall(KSPCGDeviceGPUArrays(ksp, A, c, v, PETSC_TRUE, &a));
   if (graph) KSPCGDeviceCheckCUDA(ksp, cgloop_cuda_wait_for(c->cu, petsc_stream), "Ordering the CG loop after PETSc's stream");
   KSPCGDeviceCheckCUDA(ksp, cgloop_cuda_set_state(c->cu, st0), "Copying the CG state to the GPU");
-  /* the first iteration, timed */
-  KSPCGDeviceCheckCUDA(ksp, cgloop_cuda_mark(c->cu, 0), "Timing an iteration");
-  PetscCall(KSPCGDeviceEnqueue(ksp, c, A, shape, &a, v));
-  KSPCGDeviceCheckCUDA(ksp, cgloop_cuda_mark(c->cu, 1), "Timing an iteration");
-  KSPCGDeviceCheckCUDA(ksp, cgloop_cuda_state_fetch(c->cu, 0), "Fetching the CG state");
-  KSPCGDeviceCheckCUDA(ksp, cgloop_cuda_state_wait(c->cu, 0, &st), "Fetching the CG state");
-  KSPCGDeviceCheckCUDA(ksp, cgloop_cuda_elapsed(c->cu, &t_iter), "Timing an iteration");
-  if (ksp->numbermonitors) PetscCall(KSPCGDeviceGPUArrays(ksp, A, c, v, PETSC_FALSE, &a)); /* monitors see x and r */
-  PetscCall(KSPCGDeviceDigest(ksp, st, &done, &finished));
-  if (ksp->numbermonitors) PetscCall(KSPCGDeviceGPUArrays(ksp, A, c, v, PETSC_TRUE, &a));
+  /* two iterations one at a time: the first warms up (cuSPARSE's buffer, lazily loaded kernels), the second is timed */
+  for (PetscInt k = 0; k < 2 && !finished; k++) {
+    if (k) KSPCGDeviceCheckCUDA(ksp, cgloop_cuda_mark(c->cu, 0), "Timing an iteration");
+    PetscCall(KSPCGDeviceEnqueue(ksp, c, A, shape, &a, v));
+    if (k) KSPCGDeviceCheckCUDA(ksp, cgloop_cuda_mark(c->cu, 1), "Timing an iteration");
+    KSPCGDeviceCheckCUDA(ksp, cgloop_cuda_state_fetch(c->cu, 0), "Fetching the CG state");
+    KSPCGDeviceCheckCUDA(ksp, cgloop_cuda_state_wait(c->cu, 0, &st), "Fetching the CG state");
+    if (k) KSPCGDeviceCheckCUDA(ksp, cgloop_cuda_elapsed(c->cu, &t_iter), "Timing an iteration");
+    if (ksp->numbermonitors) PetscCall(KSPCGDeviceGPUArrays(ksp, A, c, v, PETSC_FALSE, &a)); /* monitors see x and r */
+    PetscCall(KSPCGDeviceDigest(ksp, st, &done, &finished));
+    if (ksp->numbermonitors) PetscCall(KSPCGDeviceGPUArrays(ksp, A, c, v, PETSC_TRUE, &a));
+  }
   /* the batch: iterations worth about 0.25 ms of GPU time, so that the host's look and the graph launch stay a small
      part of the batch; one when a monitor looks at every iteration */
   c->batch = c->check_every > 0 ? c->check_every : (PetscInt)PetscCeilReal(2.5e-4 / PetscMax(t_iter, 1e-6));
@@ -398,9 +411,12 @@ static PetscErrorCode KSPCGDeviceGPULoop(KSP ksp, KSP_CGDevice *c, Mat A, const 
   if (!finished && graph) {
     const void      *key[6] = {a.x, a.r, a.p, a.w, a.d, a.e ? (const void *)a.e->dev : (const void *)a.vals};
     PetscObjectState state;
+    PetscBool        same = PETSC_TRUE;
 
     PetscCall(PetscObjectStateGet((PetscObject)A, &state));
-    if (!cgloop_cuda_has_graph(c->cu) || PetscMemcmp(key, c->key, sizeof(key)) || state != c->key_state || c->batch != c->key_batch) {
+    for (PetscInt k = 0; k < 6; k++) same = (PetscBool)(same && key[k] == c->key[k]);
+    /* a graph holds pointers and the storage it was captured with: captured again when any changed */
+    if (!cgloop_cuda_has_graph(c->cu) || !same || state != c->key_state || c->batch != c->key_batch) {
       int rc = cgloop_cuda_capture_begin(c->cu);
       for (PetscInt k = 0; !rc && k < c->batch; k++) PetscCall(KSPCGDeviceEnqueue(ksp, c, A, shape, &a, v));
       if (!rc) rc = cgloop_cuda_capture_end(c->cu);
@@ -414,6 +430,7 @@ static PetscErrorCode KSPCGDeviceGPULoop(KSP ksp, KSP_CGDevice *c, Mat A, const 
       }
     }
   }
+  PetscCall(PetscLogEventEnd(KSP_CGDeviceSetUp, ksp, 0, 0, 0));
   PetscCall(PetscInfo(ksp, "%s, %" PetscInt_FMT " iterations between two looks of the host (one iteration: %g ms on the GPU)\n", graph ? "CUDA graph" : "passes enqueued one by one", c->batch, 1e3 * t_iter));
   while (!finished || inflight) {
     if (!finished && inflight < depth) {
@@ -621,6 +638,7 @@ PETSC_INTERN PetscErrorCode KSPCreate_CGDevice(KSP ksp)
   PetscContainer container;
 
   PetscFunctionBegin;
+  if (!KSP_CGDeviceSetUp) PetscCall(PetscLogEventRegister("KSPCGDevSetUp", KSP_CLASSID, &KSP_CGDeviceSetUp));
   PetscCall(KSPCreate_CG(ksp));
   PetscCall(PetscNew(&c));
   c->cg_solve          = ksp->ops->solve;

@@ -20,7 +20,8 @@
 struct cgloop_cuda {
   cgloop_shape         shape;
   int                  nblocks;
-  cudaStream_t         stream;
+  cudaStream_t         stream; /* the context's own */
+  cudaStream_t         run;    /* where the passes go: the own stream, or the caller's */
   cgloop_state        *dstate;     /* device */
   cgloop_state        *hstate;     /* pinned: [0], [1] fetch slots, [2] staging for set_state */
   double              *partial;    /* 3 * CGLOOP_MAX_BLOCKS: curvature, step (2 per block), close (2 per block) */
