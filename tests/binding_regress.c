@@ -62,8 +62,9 @@ static PetscErrorCode Compare(Mat A, Mat B, PetscReal *err, PetscBool *ran)
   MatELLRBackend be = MAT_ELLR_BACKEND_AIJ;
 
   PetscFunctionBeginUser;
-  PetscCall(MatCreateVecs(B, &x, &yb));
-  PetscCall(MatCreateVecs(B, &ytb, &xt));
+  /* A's vectors (CUDA ones on an aijcusparse base: its own products take no host vectors); B's AIJ products take any */
+  PetscCall(MatCreateVecs(A, &x, &yb));
+  PetscCall(MatCreateVecs(A, &ytb, &xt));
   PetscCall(VecDuplicate(yb, &ya));
   PetscCall(VecDuplicate(ytb, &yta));
   PetscCall(VecSetRandom(x, NULL));

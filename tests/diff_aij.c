@@ -88,6 +88,7 @@ typedef struct {
   const char *label; /* case/type/optset */
   PetscInt    nchecks, nfail;
   PetscBool   uncounted; /* checks not counted in nchecks (failures still are) */
+  PetscBool   inplace;   /* in-place factorizations (-inplace_factor) */
 } Ctx;
 
 /* ---------------------------------------------------------------- matrix generation (rank 0) */
@@ -733,7 +734,7 @@ static PetscErrorCode RunLifecycle(Ctx *ctx, const Case *cs, const CSR *a, MatTy
   PetscCallMPI(MPI_Comm_size(PETSC_COMM_WORLD, &size));
   PetscCall(BuildMat(cs, a, type, PETSC_TRUE, &A));
   PetscCall(BuildMat(cs, a, MATAIJ, PETSC_FALSE, &B));
-  if (size == 1 && cs->M == cs->N) {
+  if (size == 1 && cs->M == cs->N && ctx->inplace) {
     /* (SEQAIJ has no in-place Cholesky or ICC: MatCholeskyFactor() and MatICCFactor() fail for MATAIJ too) */
     const MatFactorType kinds[2] = {MAT_FACTOR_LU, MAT_FACTOR_ILU};
     const char         *names[2] = {"MatLUFactor in place", "MatILUFactor in place"};
@@ -1072,7 +1073,7 @@ int main(int argc, char **argv)
   PetscInt  ncasesel = 32, ntypesel = 8, optsel[64], noptsel = 64, totalchecks = 0, totalfail = 0;
   PetscBool hascases, hastypes, hasopts, list = PETSC_FALSE, hasmaxfill, hascmdbackend;
   char      cmdbackend[16];
-  Ctx       ctx = {1e-12, PETSC_FALSE, NULL, 0, 0, PETSC_FALSE};
+  Ctx       ctx = {1e-12, PETSC_FALSE, NULL, 0, 0, PETSC_FALSE, PETSC_TRUE};
   char      group[16] = "all";
   PetscBool fail_exit = PETSC_TRUE;
 
@@ -1088,6 +1089,7 @@ int main(int argc, char **argv)
   PetscCall(PetscOptionsBool("-list", "list cases and option sets", "diff_aij.c", list, &list, NULL));
   PetscCall(PetscOptionsString("-group", "states to run: core, stale or all", "diff_aij.c", group, group, sizeof(group), NULL));
   PetscCall(PetscOptionsBool("-fail_exit", "exit with status 1 when a check fails", "diff_aij.c", fail_exit, &fail_exit, NULL));
+  PetscCall(PetscOptionsBool("-inplace_factor", "factor in place (MatLUFactor, MatILUFactor) in the lifecycle group", "diff_aij.c", ctx.inplace, &ctx.inplace, NULL));
   PetscOptionsEnd();
   {
     const char *groups[] = {"core", "stale", "coo", "prealloc", "lifecycle"};

@@ -160,13 +160,24 @@ t_same() {
   want "$name" || return 0
   missing "$name" && return 0
   local o1=$SCRATCH/$name.ref o2=$SCRATCH/$name.out rc1 rc2
+  [ -n "${SAME_GPU_REF:-}" ] && ref=$(gpu_reference "$ref")
   run "$o1" bash -c "$ref"; rc1=$?
   run "$o2" bash -c "$cmd"; rc2=$?
   if [ $rc1 != 0 ]; then fail "$name" "reference run failed, status $rc1 ($ref)" "$o1" 25; return 0; fi
   if [ $rc2 != 0 ]; then fail "$name" "exit status $rc2 ($cmd)" "$o2" 25; return 0; fi
   "$filt" "$o1" >"$o1.f"; "$filt" "$o2" >"$o2.f"
   if [ ! -s "$o1.f" ]; then fail "$name" "reference output is empty ($ref)"; return 0; fi
-  if $NUMDIFF --rtol "$rtol" "$o1.f" "$o2.f" >"$o2.diff" 2>&1; then pass "$name"; else fail "$name" "output differs from the reference run ($ref)" "$o2.diff"; fi
+  [ -n "${SAME_MIN_RTOL:-}" ] && rtol=$(awk "BEGIN { print ($rtol > $SAME_MIN_RTOL) ? $rtol : $SAME_MIN_RTOL }")
+  if ELLR_ITS_RTOL=${SAME_ITS_RTOL:-${ELLR_ITS_RTOL:-0}} $NUMDIFF --rtol "$rtol" ${SAME_ATOL:+--atol $SAME_ATOL} "$o1.f" "$o2.f" >"$o2.diff" 2>&1; then pass "$name"; else fail "$name" "output differs from the reference run ($ref)" "$o2.diff"; fi
+}
+
+# SAME_GPU_REF=1 (PETSc's examples on the GPU): the reference run is aijcusparse with CUDA vectors, the like-for-like
+# base; -options_left 0 since every run gets both vector-type options and an example reads one of them
+gpu_reference() {
+  local r
+  r=$(printf '%s' "$1" | sed -E 's/(-(dm_|A_)?mat_type) aij( |$)/\1 aijcusparse\3/g')
+  case "$r" in *mat_type*) ;; *) r="$r -mat_type aijcusparse" ;; esac
+  printf '%s -vec_type cuda -dm_vec_type cuda -options_left 0' "$r"
 }
 
 # t_err NAME ERE -- CMD...  - CMD must fail (no crash, no time-out) with output matching ERE.
@@ -492,7 +503,14 @@ else PT_OK=0; tail -n +2 "$PTLOG" >"$PTLOG.rest"; Q=1 fail petsc_tutorials_build
 {
   # on the GPU the types are aijcusparse matrices: aijcusparse's own operations (its factors' solves) take CUDA vectors
   # only, as with -mat_type aijcusparse, so the types' runs there ask for them
-  DLL="-dll_append $LIB"; [ "$BACKEND" = cuda ] && DLL="$DLL -vec_type cuda -dm_vec_type cuda"
+  DLL="-dll_append $LIB"
+  if [ "$BACKEND" = cuda ]; then
+    # on the GPU: against aijcusparse with CUDA vectors (gpu_reference); the GPU sums rows in another order than
+    # cuSPARSE, so residuals agree to 1e-4 relative above 1e-10 (round-off of these O(1) problems below that) and
+    # iteration counts within 5%
+    DLL="$DLL -vec_type cuda -dm_vec_type cuda -options_left 0"
+    SAME_GPU_REF=1 SAME_ATOL=1e-10 SAME_MIN_RTOL=1e-4 SAME_ITS_RTOL=0.05
+  fi
   for t in ellrt pellr; do
     q=0; [ $t = ellrt ] && q=1
     # ex2: 2D Laplacian, default solver (GMRES + ILU on 1 rank, block Jacobi + ILU in parallel)
@@ -543,7 +561,7 @@ else PT_OK=0; tail -n +2 "$PTLOG" >"$PTLOG.rest"; Q=1 fail petsc_tutorials_build
     t_grep "petsc_mat_ex70_log_view_${t}_np2" "^ELLRMult +[1-9][0-9]* " -- $MPIEXEC -n 2 "$PT/mat_ex70" -M 11 -N 9 -K 3 -testcircular -testmatmatt 0 $DLL -A_mat_type $t -log_view $ENGINE
   done
   # HEM itself ran (-info of MatCoarsenApply_HEM_private) on a matrix of the type, whose products ran on the storage
-  t_grep petsc_ex54_gamg_hem_coarsening_log_view_np2 "MatCoarsenApply_HEM_private && ^ELLRMult +[1-9][0-9]* " -- $MPIEXEC -n 2 "$PT/ex54" $DLL -mat_type ellrt $HEM -log_view -info :mat $ENGINE
+  t_grep petsc_ex54_gamg_hem_coarsening_log_view_np2 "MatCoarsenApply_HEM_private && ^ELLRMult +[1-9][0-9]* " -- $MPIEXEC -n 2 "$PT/ex54" $DLL -mat_type ellrt $HEM -log_view -info $ENGINE
   # GPU only (aijcusparse base, CUDA vectors): PETSc's SNES ex19 (driven cavity, DMDA) with -dm_mat_type, as its cuda_1 and
   # cuda_dm_bind_below tests: GAMG (its MatPtAP on the GPU) and PCMG with the coarse levels bound to the CPU below 10000
   # rows (-dm_bind_below), against the same run with aijcusparse: the same linear iterations, the nonlinear residuals within
@@ -568,6 +586,7 @@ else PT_OK=0; tail -n +2 "$PTLOG" >"$PTLOG.rest"; Q=1 fail petsc_tutorials_build
 MISSING=
 
 # ================================================================== 5. real matrices (tests/matrices)
+SAME_GPU_REF= SAME_ATOL= SAME_MIN_RTOL= SAME_ITS_RTOL=
 PY=${PYTHON:-}
 if [ -n "$PY" ]; then
   "$PY" -c "import scipy.io, numpy" >/dev/null 2>&1 || PY=
@@ -759,7 +778,10 @@ no_leaks() { # CMD...: succeeds and -malloc_dump reports nothing
 }
 Q=1 t_fn malloc_dump_ex1_ellrt no_leaks "$EX1" -n 8 -mat_type ellrt -ksp_type cg -pc_type jacobi $ENGINE
 t_fn malloc_dump_ex1_pellr_np2 no_leaks $MPIEXEC -n 2 "$EX1" -n 8 -mat_type pellr -ksp_type gmres -pc_type bjacobi -mat_view ::ascii_info $ENGINE
-t_fn malloc_dump_diff_aij no_leaks "$DIFF" -fail_exit 0 -cases band,empty_rows,rect_wide,power_law -optsets 0,5,8,10 $ENGINE
+# (on the GPU without in-place factorizations: PETSc 3.26.1's aijcusparse fails MatDestroy of a matrix factored in place
+# under -malloc_debug, cudaErrorInvalidValue in MatSeqAIJCUSPARSETriFactors_Reset, with -types aijcusparse alike)
+INPLACE=; [ "$BACKEND" = cuda ] && INPLACE="-inplace_factor 0"
+t_fn malloc_dump_diff_aij no_leaks "$DIFF" -fail_exit 0 -cases band,empty_rows,rect_wide,power_law -optsets 0,5,8,10 $INPLACE $ENGINE
 t_fn malloc_dump_fail_inject no_leaks $MPIEXEC -n 2 "$BUILD/tests/fail_inject" -type ellrt $ENGINE
 t_fn malloc_dump_refresh_routes no_leaks "$BUILD/tests/refresh_routes" "${RP_N[@]}" $ENGINE
 # the format and settings move between matrices in header merges and replacements (composed containers)
