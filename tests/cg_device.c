@@ -19,6 +19,7 @@ static char help[] = "KSPCGDEVICE against KSPCG on the same systems: iterations,
 */
 #include <petscksp.h>
 #include <petscellr.h>
+#include <unistd.h>
 
 static PetscInt g_fail = 0;
 
@@ -132,21 +133,30 @@ static PetscErrorCode Solve(Mat A, Vec b, const Case *cs, KSPType type, Result *
   PetscCall(KSPGetIterationNumber(ksp, &res->its));
   PetscCall(KSPGetResidualHistory(ksp, &h, &res->nhist));
   res->path[0] = 0;
-  {
+  { /* the loop the library ran, from its KSPView line (an ASCII file: a string viewer is sequential only) */
     PetscViewer v;
-    static char buf[16384];
+    char        fname[PETSC_MAX_PATH_LEN], line[1024];
+    PetscMPIInt rank;
 
-    PetscCall(PetscMemzero(buf, sizeof(buf)));
-    PetscCall(PetscViewerStringOpen(PETSC_COMM_SELF, buf, sizeof(buf), &v));
+    PetscCallMPI(MPI_Comm_rank(PETSC_COMM_WORLD, &rank));
+    PetscCall(PetscSNPrintf(fname, sizeof(fname), "cg_device_view_%d.txt", (int)getpid()));
+    PetscCallMPI(MPI_Bcast(fname, (int)sizeof(fname), MPI_CHAR, 0, PETSC_COMM_WORLD));
+    PetscCall(PetscViewerASCIIOpen(PETSC_COMM_WORLD, fname, &v));
     PetscCall(KSPView(ksp, v));
-    {
-      char *at = NULL;
-      PetscCall(PetscStrstr(buf, "iterations run by: ", &at));
-      if (at) PetscCall(PetscStrncpy(res->path, at + 19, sizeof(res->path)));
-      PetscCall(PetscStrchr(res->path, ';', &at));
-      if (at) *at = 0;
-    }
     PetscCall(PetscViewerDestroy(&v));
+    if (!rank) {
+      FILE *f = fopen(fname, "r");
+      while (f && fgets(line, sizeof(line), f)) {
+        char *at = strstr(line, "iterations run by: ");
+        if (at) {
+          PetscCall(PetscStrncpy(res->path, at + 19, sizeof(res->path)));
+          if ((at = strchr(res->path, ';'))) *at = 0;
+        }
+      }
+      if (f) fclose(f);
+      remove(fname);
+    }
+    PetscCallMPI(MPI_Bcast(res->path, (int)sizeof(res->path), MPI_CHAR, 0, PETSC_COMM_WORLD));
   }
   PetscCall(KSPDestroy(&ksp));
   PetscFunctionReturn(0);

@@ -565,7 +565,7 @@ else PT_OK=0; tail -n +2 "$PTLOG" >"$PTLOG.rest"; Q=1 fail petsc_tutorials_build
   done
   # HEM itself ran (-info of MatCoarsenApply_HEM_private, or -ksp_view's coarsening type) on a matrix of the type, whose
   # products ran on the storage
-  t_grep petsc_ex54_gamg_hem_coarsening_log_view_np2 "(MatCoarsenApply_HEM_private|type: hem) && ^ELLRMult +[1-9][0-9]* " -- $MPIEXEC -n 2 "$PT/ex54" $DLL -mat_type ellrt $HEM -log_view -info $ENGINE
+  t_grep petsc_ex54_gamg_hem_coarsening_log_view_np2 "(MatCoarsenApply_HEM_private|iterations of HEM|type: hem) && ^ELLRMult +[1-9][0-9]* " -- $MPIEXEC -n 2 "$PT/ex54" $DLL -mat_type ellrt $HEM -log_view -info $ENGINE
   # GPU only (aijcusparse base, CUDA vectors): PETSc's SNES ex19 (driven cavity, DMDA) with -dm_mat_type, as its cuda_1 and
   # cuda_dm_bind_below tests: GAMG (its MatPtAP on the GPU) and PCMG with the coarse levels bound to the CPU below 10000
   # rows (-dm_bind_below), against the same run with aijcusparse: the same linear iterations, the nonlinear residuals within
@@ -585,7 +585,7 @@ else PT_OK=0; tail -n +2 "$PTLOG" >"$PTLOG.rest"; Q=1 fail petsc_tutorials_build
   t_same petsc_ex2_checkfunctionlist_np2 filter_std 0 "$MPIEXEC -n 2 $PT/ex2 -mat_type aij -checkfunctionlist -malloc_dump" "$MPIEXEC -n 2 $PT/ex2 $DLL -mat_type ellrt -checkfunctionlist -malloc_dump $ENGINE"
   # the library through PETSC_OPTIONS (what petsc4py users do)
   Q=1 t_same petsc_ex2_petsc_options filter_types 1e-6 "$PT/ex2 -mat_type aij -ksp_monitor_short" "PETSC_OPTIONS='$EXTRA_OPTS $DLL' $PT/ex2 -mat_type ellrt -ksp_monitor_short"
-  t_grep petsc_ex2_petsc_options_log "^ELLRMult +[1-9][0-9]* " -- env PETSC_OPTIONS="$EXTRA_OPTS -dll_append $LIB -mat_type pellr -log_view $ENGINE" "$PT/ex2"
+  t_grep petsc_ex2_petsc_options_log "^ELLRMult +[1-9][0-9]* " -- env PETSC_OPTIONS="$EXTRA_OPTS $DLL -mat_type pellr -log_view $ENGINE" "$PT/ex2"
 }
 MISSING=
 
