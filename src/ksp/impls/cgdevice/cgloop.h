@@ -57,7 +57,7 @@ typedef struct {
   double    ttol, dtol;  /* stop (CGLOOP_STOP_TEST) when the norm is <= ttol or >= dtol ... */
   long long first_test;  /* ... from this iteration on (test_tol != 0 only) */
   long long it, max_it;  /* iterations done; the limit */
-  long long stop_it;     /* iterations done when stop was set */
+  long long stop_it;     /* iterations completed when stop was set */
   int       test_tol;    /* mirror the tolerance test */
   int       stop;        /* cgloop_stop */
   unsigned  arrived[3];  /* blocks done in the current reduction (reset by the last one) */
