@@ -99,6 +99,39 @@ typedef struct {
   char               path[256];
 } Result;
 
+/* the loop the library ran, from its KSPView line (an ASCII file: a string viewer is sequential only) */
+static PetscErrorCode ReadPath(KSP ksp, char path[256])
+{
+  PetscFunctionBeginUser;
+  path[0] = 0;
+  {
+    PetscViewer v;
+    char        fname[PETSC_MAX_PATH_LEN], line[1024];
+    PetscMPIInt rank;
+
+    PetscCallMPI(MPI_Comm_rank(PETSC_COMM_WORLD, &rank));
+    PetscCall(PetscSNPrintf(fname, sizeof(fname), "cg_device_view_%d.txt", (int)getpid()));
+    PetscCallMPI(MPI_Bcast(fname, (int)sizeof(fname), MPI_CHAR, 0, PETSC_COMM_WORLD));
+    PetscCall(PetscViewerASCIIOpen(PETSC_COMM_WORLD, fname, &v));
+    PetscCall(KSPView(ksp, v));
+    PetscCall(PetscViewerDestroy(&v));
+    if (!rank) {
+      FILE *f = fopen(fname, "r");
+      while (f && fgets(line, sizeof(line), f)) {
+        char *at = strstr(line, "iterations run by: ");
+        if (at) {
+          PetscCall(PetscStrncpy(path, at + 19, 256));
+          if ((at = strchr(path, ';'))) *at = 0;
+        }
+      }
+      if (f) fclose(f);
+      remove(fname);
+    }
+    PetscCallMPI(MPI_Bcast(path, (int)256, MPI_CHAR, 0, PETSC_COMM_WORLD));
+  }
+  PetscFunctionReturn(0);
+}
+
 static PetscErrorCode Solve(Mat A, Vec b, const Case *cs, KSPType type, Result *res)
 {
   KSP             ksp;
@@ -132,33 +165,63 @@ static PetscErrorCode Solve(Mat A, Vec b, const Case *cs, KSPType type, Result *
   PetscCall(KSPGetConvergedReason(ksp, &res->reason));
   PetscCall(KSPGetIterationNumber(ksp, &res->its));
   PetscCall(KSPGetResidualHistory(ksp, &h, &res->nhist));
-  res->path[0] = 0;
-  { /* the loop the library ran, from its KSPView line (an ASCII file: a string viewer is sequential only) */
-    PetscViewer v;
-    char        fname[PETSC_MAX_PATH_LEN], line[1024];
-    PetscMPIInt rank;
-
-    PetscCallMPI(MPI_Comm_rank(PETSC_COMM_WORLD, &rank));
-    PetscCall(PetscSNPrintf(fname, sizeof(fname), "cg_device_view_%d.txt", (int)getpid()));
-    PetscCallMPI(MPI_Bcast(fname, (int)sizeof(fname), MPI_CHAR, 0, PETSC_COMM_WORLD));
-    PetscCall(PetscViewerASCIIOpen(PETSC_COMM_WORLD, fname, &v));
-    PetscCall(KSPView(ksp, v));
-    PetscCall(PetscViewerDestroy(&v));
-    if (!rank) {
-      FILE *f = fopen(fname, "r");
-      while (f && fgets(line, sizeof(line), f)) {
-        char *at = strstr(line, "iterations run by: ");
-        if (at) {
-          PetscCall(PetscStrncpy(res->path, at + 19, sizeof(res->path)));
-          if ((at = strchr(res->path, ';'))) *at = 0;
-        }
-      }
-      if (f) fclose(f);
-      remove(fname);
-    }
-    PetscCallMPI(MPI_Bcast(res->path, (int)sizeof(res->path), MPI_CHAR, 0, PETSC_COMM_WORLD));
-  }
+  PetscCall(ReadPath(ksp, res->path));
   PetscCall(KSPDestroy(&ksp));
+  PetscFunctionReturn(0);
+}
+
+/* Regressions, each against KSPCG with the same options (PCJACOBI unless said):
+   - KSPReset() then a system of another size (the diagonal's vector made again);
+   - -ksp_max_it 0 (KSPCG's loop runs one iteration and counts it);
+   - a diagonal entry Inf: p'Ap not finite at the third iteration, counted as KSPCG counts it;
+   - KSPCGUseSingleReduction() after KSPSetFromOptions() keeps KSPCGDEVICE's solve: PETSC_FALSE runs the library's
+     loop (one process), PETSC_TRUE KSPCG's single-reduction loop, as asked. */
+static PetscErrorCode Regress(PetscInt n, const char *test, KSPType type, KSPConvergedReason *reason, PetscInt *its, char path[256])
+{
+  KSP ksp;
+  PC  pc;
+  Mat A, A2 = NULL;
+  Vec b, x;
+
+  PetscFunctionBeginUser;
+  PetscCall(Build(n, 0.0, &A));
+  if (!strcmp(test, "inf_entry")) {
+    PetscInt lo, hi;
+    PetscCall(MatGetOwnershipRange(A, &lo, &hi));
+    if (n * n / 2 >= lo && n * n / 2 < hi) PetscCall(MatSetValue(A, n * n / 2, n * n / 2, PETSC_INFINITY, INSERT_VALUES));
+    PetscCall(MatAssemblyBegin(A, MAT_FINAL_ASSEMBLY));
+    PetscCall(MatAssemblyEnd(A, MAT_FINAL_ASSEMBLY));
+  }
+  PetscCall(MatCreateVecs(A, &x, &b));
+  PetscCall(VecSet(b, 1.0));
+  PetscCall(KSPCreate(PETSC_COMM_WORLD, &ksp));
+  PetscCall(KSPSetOperators(ksp, A, A));
+  PetscCall(KSPSetType(ksp, type));
+  PetscCall(KSPGetPC(ksp, &pc));
+  PetscCall(PCSetType(pc, !strcmp(test, "inf_entry") ? PCNONE : PCJACOBI));
+  PetscCall(KSPSetTolerances(ksp, 1e-10, PETSC_DEFAULT, PETSC_DEFAULT, !strcmp(test, "max_it_0") ? 0 : 1000));
+  PetscCall(KSPSetFromOptions(ksp));
+  if (!strcmp(test, "single_reduction_off")) PetscCall(KSPCGUseSingleReduction(ksp, PETSC_FALSE));
+  if (!strcmp(test, "single_reduction_on")) PetscCall(KSPCGUseSingleReduction(ksp, PETSC_TRUE));
+  if (!strcmp(test, "reset_new_size")) {
+    PetscCall(KSPSolve(ksp, b, x));
+    PetscCall(KSPReset(ksp));
+    PetscCall(VecDestroy(&x));
+    PetscCall(VecDestroy(&b));
+    PetscCall(Build(n + 3, 0.0, &A2));
+    PetscCall(MatCreateVecs(A2, &x, &b));
+    PetscCall(VecSet(b, 1.0));
+    PetscCall(KSPSetOperators(ksp, A2, A2));
+  }
+  PetscCall(KSPSolve(ksp, b, x));
+  PetscCall(KSPGetConvergedReason(ksp, reason));
+  PetscCall(KSPGetIterationNumber(ksp, its));
+  PetscCall(ReadPath(ksp, path));
+  PetscCall(KSPDestroy(&ksp));
+  PetscCall(VecDestroy(&x));
+  PetscCall(VecDestroy(&b));
+  PetscCall(MatDestroy(&A));
+  PetscCall(MatDestroy(&A2));
   PetscFunctionReturn(0);
 }
 
@@ -240,6 +303,26 @@ int main(int argc, char **argv)
     PetscCall(PetscFree3(cg, dev, again));
     PetscCall(VecDestroy(&b));
     PetscCall(MatDestroy(&A));
+  }
+  {
+    const char *tests[] = {"reset_new_size", "max_it_0", "inf_entry", "single_reduction_off", "single_reduction_on"};
+    PetscMPIInt size;
+
+    PetscCallMPI(MPI_Comm_size(PETSC_COMM_WORLD, &size));
+    for (size_t k = 0; k < sizeof(tests) / sizeof(tests[0]); k++) {
+      KSPConvergedReason rcg, rdev;
+      PetscInt           icg, idev;
+      char               pcg[256], pdev[256], what[512];
+      PetscBool          ok;
+
+      PetscCall(Regress(n, tests[k], KSPCG, &rcg, &icg, pcg));
+      PetscCall(Regress(n, tests[k], KSPCGDEVICE, &rdev, &idev, pdev));
+      ok = (PetscBool)(rcg == rdev && icg == idev);
+      if (size == 1 && !strcmp(tests[k], "single_reduction_off")) ok = (PetscBool)(ok && strcmp(pdev, "KSPCG's loop"));
+      if (!strcmp(tests[k], "single_reduction_on")) ok = (PetscBool)(ok && !strcmp(pdev, "KSPCG's loop"));
+      PetscCall(PetscSNPrintf(what, sizeof(what), "%s: reason %s / %s, iterations %" PetscInt_FMT " / %" PetscInt_FMT " (KSPCG / cgdevice), ran %s", tests[k], KSPConvergedReasons[rcg], KSPConvergedReasons[rdev], icg, idev, pdev));
+      PetscCall(Check(ok, what));
+    }
   }
   PetscCall(PetscPrintf(PETSC_COMM_WORLD, "%" PetscInt_FMT " checks failed\n", g_fail));
   PetscCall(PetscFinalize());

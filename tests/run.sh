@@ -345,12 +345,14 @@ t_fn user_mult_over_the_library ok_lines 1 "$BUILD/tests/binding_regress" -test 
 # KSPCGDEVICE against KSPCG (tests/cg_device.c): the same reasons, iterations, residual histories and solutions, the
 # same bits again, breakdowns, and the loop it reports: host passes for host vectors; on the GPU the CUDA graph for
 # PCNONE / PCJACOBI and GPU passes around the preconditioners PETSc applies; KSPCG's own loop on several processes
+# and regressions: KSPReset then another size, -ksp_max_it 0, a non-finite p'Ap, KSPCGUseSingleReduction() after
+# KSPSetFromOptions()
 CGPATH=host; [ "$BACKEND" = cuda ] && CGPATH=graph
-t_fn cg_device_aij ok_lines 30 "$BUILD/tests/cg_device" -path host
-t_fn cg_device_ellrt ok_lines 30 "$BUILD/tests/cg_device" -mat_type ellrt -path $CGPATH $ENGINE
-t_fn cg_device_pellr ok_lines 30 "$BUILD/tests/cg_device" -mat_type pellr -path $CGPATH $ENGINE
-t_fn cg_device_np2_runs_kspcg ok_lines 30 $MPIEXEC -n 2 "$BUILD/tests/cg_device" -mat_type ellrt -path kspcg $ENGINE
-[ "$BACKEND" = cuda ] && t_fn cg_device_aijcusparse ok_lines 30 "$BUILD/tests/cg_device" -mat_type aijcusparse -path graph
+t_fn cg_device_aij ok_lines 35 "$BUILD/tests/cg_device" -path host
+t_fn cg_device_ellrt ok_lines 35 "$BUILD/tests/cg_device" -mat_type ellrt -path $CGPATH $ENGINE
+t_fn cg_device_pellr ok_lines 35 "$BUILD/tests/cg_device" -mat_type pellr -path $CGPATH $ENGINE
+t_fn cg_device_np2_runs_kspcg ok_lines 35 $MPIEXEC -n 2 "$BUILD/tests/cg_device" -mat_type ellrt -path kspcg $ENGINE
+[ "$BACKEND" = cuda ] && t_fn cg_device_aijcusparse ok_lines 35 "$BUILD/tests/cg_device" -mat_type aijcusparse -path graph
 # MatMatMult(MPIDENSE, the type) and MatMatMult(the type, MPIDENSE) on 2 processes (as PETSc's mat tests ex70): MATAIJ's
 # results, initial and reused after new values; the format kept and A's own products on the storage afterwards
 t_fn dense_matmatmult_both_sides_np2 ok_lines 4 $MPIEXEC -n 2 "$BUILD/tests/binding_regress" -test dense_products $ENGINE

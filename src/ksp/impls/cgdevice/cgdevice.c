@@ -37,6 +37,9 @@ typedef struct {
   PetscErrorCode (*cg_setfromoptions)(KSP, MatELLROptionItems);
   PetscErrorCode (*cg_setradius)(KSP, PetscReal);
   PetscErrorCode (*cg_setobjective)(KSP, PetscReal);
+  PetscErrorCode (*cg_singlereduction)(KSP, PetscBool);
+  PetscErrorCode (*cg_reset)(KSP);
+  PetscBool       single; /* KSPCGUseSingleReduction(): KSPCG's single-reduction loop */
   PetscBool       trust; /* a radius or an objective target was set: KSPCG's loop */
   PetscInt        check_every, batch;
   KSPCGDevicePath path;
@@ -121,6 +124,7 @@ static PetscErrorCode KSPCGDeviceChoosePath(KSP ksp, KSP_CGDevice *c, Mat A, cgl
   PetscCallMPI(MPI_Comm_size(PetscObjectComm((PetscObject)ksp), &size));
   if (size > 1) *why = "several processes (the reductions are MPI's)";
   else if (c->trust) *why = "a trust-region radius or an objective target is set";
+  else if (c->single) *why = "the single-reduction variant is asked for (KSPCGUseSingleReduction())";
   else if (ksp->calc_sings) *why = "extreme singular values are estimated";
   else if (ksp->transpose_solve) *why = "a transpose solve";
   else if (ksp->chknorm >= 0) *why = "norms checked only after a number of iterations";
@@ -182,8 +186,8 @@ static PetscErrorCode KSPCGDeviceDigest(KSP ksp, const cgloop_state *st, PetscIn
   switch ((cgloop_stop)st->stop) {
   case CGLOOP_RUNNING:
     PetscFunctionReturn(PETSC_SUCCESS);
-  case CGLOOP_STOP_MAXIT:
-    ksp->its    = ksp->max_it;
+  case CGLOOP_STOP_MAXIT: /* the iterations done: KSPCG's do-while loop runs one even with max_it 0 */
+    ksp->its    = (PetscInt)st->it;
     ksp->reason = KSP_DIVERGED_ITS;
     break;
   case CGLOOP_INDEF_MAT:
@@ -211,6 +215,9 @@ static PetscErrorCode KSPCGDeviceDigest(KSP ksp, const cgloop_state *st, PetscIn
     PetscCall(PetscInfo(ksp, "converged due to beta = 0\n"));
     ksp->reason = KSP_CONVERGED_ATOL;
     break;
+  case CGLOOP_NAN_CURVATURE: /* KSPCG counts the iteration whose p'Ap is not finite */
+    ksp->its = (PetscInt)st->stop_it + 1;
+    /* fall through */
   case CGLOOP_NAN_DOT: {
     PCFailedReason pcreason;
 
@@ -534,6 +541,15 @@ static PetscErrorCode KSPSolve_CGDevice(KSP ksp)
 
   /* the iterations */
   if (pc == CGLOOP_PC_DIAGONAL) { /* a diagonal preconditioner is its action on ones: z = d .* r, bit for bit */
+    if (c->d) { /* made for other vectors (a KSPReset() and a new size, or another vector type): made again */
+      PetscInt  nd, nr;
+      PetscBool same;
+
+      PetscCall(VecGetLocalSize(c->d, &nd));
+      PetscCall(VecGetLocalSize(v.R, &nr));
+      PetscCall(PetscObjectTypeCompare((PetscObject)c->d, ((PetscObject)v.R)->type_name, &same));
+      if (nd != nr || !same) PetscCall(VecDestroy(&c->d));
+    }
     if (!c->d) PetscCall(VecDuplicate(v.R, &c->d));
     PetscCall(VecSet(v.W, 1.0));
     PetscCall(KSP_PCApply(ksp, v.W, c->d));
@@ -585,16 +601,38 @@ static PetscErrorCode KSPCGSetObjectiveTarget_CGDevice(KSP ksp, PetscReal obj)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+/* KSPCG's KSPCGUseSingleReduction() puts its loop in the solve slot: kept in ours, run when asked for */
+static PetscErrorCode KSPCGUseSingleReduction_CGDevice(KSP ksp, PetscBool flg)
+{
+  KSP_CGDevice *c;
+
+  PetscFunctionBegin;
+  PetscCall(KSPCGDeviceGetData(ksp, &c));
+  PetscCall((*c->cg_singlereduction)(ksp, flg));
+  if (ksp->ops->solve != KSPSolve_CGDevice) c->cg_solve = ksp->ops->solve;
+  ksp->ops->solve = KSPSolve_CGDevice;
+  c->single       = flg;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static PetscErrorCode KSPReset_CGDevice(KSP ksp)
+{
+  KSP_CGDevice *c;
+
+  PetscFunctionBegin;
+  PetscCall(KSPCGDeviceGetData(ksp, &c));
+  PetscCall(VecDestroy(&c->d));
+  if (c->cg_reset) PetscCall((*c->cg_reset)(ksp));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 static PetscErrorCode KSPSetFromOptions_CGDevice(KSP ksp, MatELLROptionItems PetscOptionsObject)
 {
   KSP_CGDevice *c;
 
   PetscFunctionBegin;
   PetscCall(KSPCGDeviceGetData(ksp, &c));
-  PetscCall((*c->cg_setfromoptions)(ksp, PetscOptionsObject));
-  /* -ksp_cg_single_reduction puts KSPCG's variant in the solve slot: that variant runs, as asked */
-  if (ksp->ops->solve != KSPSolve_CGDevice) c->cg_solve = ksp->ops->solve;
-  ksp->ops->solve = KSPSolve_CGDevice;
+  PetscCall((*c->cg_setfromoptions)(ksp, PetscOptionsObject)); /* -ksp_cg_single_reduction: KSPCGUseSingleReduction_CGDevice() */
   PetscOptionsHeadBegin(PetscOptionsObject, "KSPCGDEVICE options");
   PetscCall(PetscOptionsInt("-ksp_cgdevice_check_every", "Iterations between two looks of the host at the residual norms (0: chosen from the time of an iteration)", "KSPCGDEVICE", c->check_every, &c->check_every, NULL));
   PetscOptionsHeadEnd();
@@ -645,8 +683,10 @@ PETSC_INTERN PetscErrorCode KSPCreate_CGDevice(KSP ksp)
   c->cg_destroy        = ksp->ops->destroy;
   c->cg_view           = ksp->ops->view;
   c->cg_setfromoptions = (PetscErrorCode (*)(KSP, MatELLROptionItems))ksp->ops->setfromoptions;
+  c->cg_reset          = ksp->ops->reset;
   PetscCall(PetscObjectQueryFunction((PetscObject)ksp, "KSPCGSetRadius_C", &c->cg_setradius));
   PetscCall(PetscObjectQueryFunction((PetscObject)ksp, "KSPCGSetObjectiveTarget_C", &c->cg_setobjective));
+  PetscCall(PetscObjectQueryFunction((PetscObject)ksp, "KSPCGUseSingleReduction_C", &c->cg_singlereduction));
   PetscCall(PetscContainerCreate(PETSC_COMM_SELF, &container));
   PetscCall(PetscContainerSetPointer(container, c));
 #if PETSC_VERSION_LT(3, 23, 0)
@@ -658,8 +698,10 @@ PETSC_INTERN PetscErrorCode KSPCreate_CGDevice(KSP ksp)
   PetscCall(PetscContainerDestroy(&container));
   if (c->cg_setradius) PetscCall(PetscObjectComposeFunction((PetscObject)ksp, "KSPCGSetRadius_C", KSPCGSetRadius_CGDevice));
   if (c->cg_setobjective) PetscCall(PetscObjectComposeFunction((PetscObject)ksp, "KSPCGSetObjectiveTarget_C", KSPCGSetObjectiveTarget_CGDevice));
+  if (c->cg_singlereduction) PetscCall(PetscObjectComposeFunction((PetscObject)ksp, "KSPCGUseSingleReduction_C", KSPCGUseSingleReduction_CGDevice));
   ksp->ops->solve          = KSPSolve_CGDevice;
   ksp->ops->destroy        = KSPDestroy_CGDevice;
+  ksp->ops->reset          = KSPReset_CGDevice;
   ksp->ops->view           = KSPView_CGDevice;
   ksp->ops->setfromoptions = (PetscErrorCode (*)(KSP, MatELLROptionItems))KSPSetFromOptions_CGDevice;
   PetscFunctionReturn(PETSC_SUCCESS);

@@ -36,7 +36,8 @@ typedef enum {
   CGLOOP_INDEF_MAT,     /* p'Ap zero or of changing sign: the iteration stop_it + 1 has no norm */
   CGLOOP_INDEF_PC,      /* z'r changed sign after iteration stop_it */
   CGLOOP_BETA_ZERO,     /* z'r = 0 after iteration stop_it */
-  CGLOOP_NAN_DOT        /* p'Ap or z'r not finite */
+  CGLOOP_NAN_DOT,       /* z'r not finite after iteration stop_it */
+  CGLOOP_NAN_CURVATURE  /* p'Ap not finite: the iteration stop_it + 1 has no norm */
 } cgloop_stop;
 
 typedef enum {

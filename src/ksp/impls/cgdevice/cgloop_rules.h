@@ -42,7 +42,7 @@ CGLOOP_HD static inline double cgloop_direction_coefficient(const cgloop_state *
 CGLOOP_HD static inline void cgloop_after_curvature(cgloop_state *st, double dpi)
 {
   if (!cgloop_finite(dpi)) {
-    cgloop_set_stop(st, CGLOOP_NAN_DOT);
+    cgloop_set_stop(st, CGLOOP_NAN_CURVATURE);
     return;
   }
   if (dpi == 0.0 || (st->it > 0 && cgloop_sign(dpi) * cgloop_sign(st->dpi) < 0.0)) {
