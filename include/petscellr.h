@@ -113,9 +113,9 @@ PETSC_EXTERN const char *const MatELLRBackends[];
 
    The graph holds the whole iteration when the preconditioner is `PCNONE` or `PCJACOBI` and the operator is a
    sequential `MATELLR`, `MATPELLR` or `MATSEQAIJCUSPARSE` with CUDA vectors.  Other preconditioners on one process
-   run the same passes without a graph (still no synchronization per iteration).  Several processes, host vectors
-   without a GPU build, trust-region or eigenvalue-estimating uses and transpose solves run `KSPCG`'s own loop
-   (`-info` says why); host vectors run the passes on the CPU.
+   run the same passes without a graph (still no synchronization per iteration).  Several processes, trust-region or
+   eigenvalue-estimating uses, the single-reduction variant (`KSPCGUseSingleReduction()`), `KSPSetCheckNormIteration()`
+   and transpose solves run `KSPCG`'s own loop (`-info` says why); host vectors run the passes on the CPU.
 
    Level: intermediate
 
