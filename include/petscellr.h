@@ -103,13 +103,15 @@ PETSC_EXTERN const char *const MatELLRBackends[];
 
    Options Database Key:
 .  -ksp_cgdevice_check_every <k> - how many iterations run between two looks of the host at the residual norms
-   (default: chosen from the measured time of an iteration; a monitor makes it 1)
+   (default: chosen from the measured time of an iteration; 1 with a monitor or a convergence test of the user's)
 
    Notes:
    Use it as `KSPCG`: the same iterates up to rounding, the same norms, tolerances, monitors and breakdown reasons.
    The iterations run without a host synchronization each: the residual norm of every iteration is recorded on the
    GPU and the host reads them every k iterations.  With PETSc's default convergence test the GPU applies the same test
-   itself and stops at the same iteration as `KSPCG`; with another test it stops at most k - 1 iterations later.
+   itself and stops at the same iteration as `KSPCG`; another test is applied by the host after every iteration (or
+   after every k with -ksp_cgdevice_check_every k, then the solution may be up to k - 1 iterations past the one
+   reported).
 
    The graph holds the whole iteration when the preconditioner is `PCNONE` or `PCJACOBI` and the operator is a
    sequential `MATELLR`, `MATPELLR` or `MATSEQAIJCUSPARSE` with CUDA vectors.  Other preconditioners on one process

@@ -412,9 +412,12 @@ static PetscErrorCode KSPCGDeviceGPULoop(KSP ksp, KSP_CGDevice *c, Mat A, const 
   /* the batch: iterations worth about 0.25 ms of GPU time, so that the host's look and the graph launch stay a small
      part of the batch; one when a monitor looks at every iteration */
   c->batch = c->check_every > 0 ? c->check_every : (PetscInt)PetscCeilReal(2.5e-4 / PetscMax(t_iter, 1e-6));
-  if (ksp->numbermonitors && c->check_every <= 0) c->batch = 1;
+  /* one when the host must see each iterate: a monitor (it may read x and r), or a convergence test the GPU cannot
+     mirror (x must be the iterate the test accepted) */
+  if ((ksp->numbermonitors || !st0->test_tol) && c->check_every <= 0) c->batch = 1;
   c->batch = PetscMax(1, PetscMin(c->batch, KSP_CGDEVICE_MAX_BATCH));
-  depth    = st0->test_tol ? 2 : 1;
+  /* a batch enqueued ahead only where nothing on the host reads the vectors between batches */
+  depth    = st0->test_tol && !ksp->numbermonitors ? 2 : 1;
   if (!finished && graph) {
     const void      *key[6] = {a.x, a.r, a.p, a.w, a.d, a.e ? (const void *)a.e->dev : (const void *)a.vals};
     PetscObjectState state;
@@ -425,7 +428,15 @@ static PetscErrorCode KSPCGDeviceGPULoop(KSP ksp, KSP_CGDevice *c, Mat A, const 
     /* a graph holds pointers and the storage it was captured with: captured again when any changed */
     if (!cgloop_cuda_has_graph(c->cu) || !same || state != c->key_state || c->batch != c->key_batch) {
       int rc = cgloop_cuda_capture_begin(c->cu);
-      for (PetscInt k = 0; !rc && k < c->batch; k++) PetscCall(KSPCGDeviceEnqueue(ksp, c, A, shape, &a, v));
+      for (PetscInt k = 0; !rc && k < c->batch; k++) {
+        PetscErrorCode ierr = KSPCGDeviceEnqueue(ksp, c, A, shape, &a, v);
+
+        if (ierr) { /* never leave the stream capturing */
+          (void)cgloop_cuda_capture_end(c->cu);
+          (void)cgloop_cuda_drop_graph(c->cu);
+          PetscCall(ierr);
+        }
+      }
       if (!rc) rc = cgloop_cuda_capture_end(c->cu);
       if (rc) {
         PetscCall(PetscInfo(ksp, "The CG iterations could not be captured as a CUDA graph (%s): they are enqueued one by one\n", cgloop_cuda_error(rc)));

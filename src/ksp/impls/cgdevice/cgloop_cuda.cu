@@ -237,6 +237,11 @@ void *cgloop_cuda_stream(cgloop_cuda *c)
 int cgloop_cuda_set_shape(cgloop_cuda *c, const cgloop_shape *s, void *stream, int use_stream)
 {
   if (s->n != c->shape.n) return (int)cudaErrorInvalidValue; /* the block count, hence the sums, depend on n */
+  /* a graph holds the shape its kernels were launched with (norm type, preconditioner kind): another shape, a new one */
+  if ((s->norm != c->shape.norm || s->pc != c->shape.pc) && c->exec) {
+    int e = cgloop_cuda_drop_graph(c);
+    if (e) return e;
+  }
   c->shape = *s;
   c->run   = use_stream ? (cudaStream_t)stream : c->stream;
   return 0;
