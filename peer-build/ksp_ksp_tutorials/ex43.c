@@ -1,0 +1,1 @@
+/usr/lib/petsc/share/petsc/examples/src/ksp/ksp/tutorials/ex43.c
