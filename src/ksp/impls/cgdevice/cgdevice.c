@@ -40,7 +40,7 @@ typedef struct {
   PetscErrorCode (*cg_singlereduction)(KSP, PetscBool);
   PetscErrorCode (*cg_reset)(KSP);
   PetscBool       single; /* KSPCGUseSingleReduction(): KSPCG's single-reduction loop */
-  PetscBool       trust; /* a radius or an objective target was set: KSPCG's loop */
+  PetscBool       radius, objective; /* a trust-region radius (nonzero) or an objective target (negative) is on: KSPCG's loop */
   PetscInt        check_every, batch;
   KSPCGDevicePath path;
   Vec             d; /* the diagonal preconditioner's scaling, B applied to ones */
@@ -123,7 +123,7 @@ static PetscErrorCode KSPCGDeviceChoosePath(KSP ksp, KSP_CGDevice *c, Mat A, cgl
   c->path = CGDEVICE_PATH_KSPCG;
   PetscCallMPI(MPI_Comm_size(PetscObjectComm((PetscObject)ksp), &size));
   if (size > 1) *why = "several processes (the reductions are MPI's)";
-  else if (c->trust) *why = "a trust-region radius or an objective target is set";
+  else if (c->radius || c->objective) *why = "a trust-region radius or an objective target is set";
   else if (c->single) *why = "the single-reduction variant is asked for (KSPCGUseSingleReduction())";
   else if (ksp->calc_sings) *why = "extreme singular values are estimated";
   else if (ksp->transpose_solve) *why = "a transpose solve";
@@ -516,7 +516,8 @@ static PetscErrorCode KSPSolve_CGDevice(KSP ksp)
 #if PETSC_VERSION_GE(3, 21, 0)
   PetscCall(VecFlag(v.R, ksp->reason == KSP_DIVERGED_PC_FAILED));
 #endif
-  PetscCall(KSP_PCApply(ksp, v.R, v.Z));
+  /* z = B r before the first test only where the norm needs it, as KSPCG (a PC failure then shows in the same place) */
+  if (ksp->normtype == KSP_NORM_PRECONDITIONED || ksp->normtype == KSP_NORM_NATURAL) PetscCall(KSP_PCApply(ksp, v.R, v.Z));
   switch (ksp->normtype) {
   case KSP_NORM_PRECONDITIONED:
     PetscCall(VecNorm(v.Z, NORM_2, &dp));
@@ -539,6 +540,7 @@ static PetscErrorCode KSPSolve_CGDevice(KSP ksp)
   ksp->rnorm = dp;
   PetscCall((*ksp->converged)(ksp, 0, dp, &ksp->reason, ksp->cnvP));
   if (ksp->reason) PetscFunctionReturn(PETSC_SUCCESS);
+  if (ksp->normtype != KSP_NORM_PRECONDITIONED && ksp->normtype != KSP_NORM_NATURAL) PetscCall(KSP_PCApply(ksp, v.R, v.Z));
   if (ksp->normtype != KSP_NORM_NATURAL) {
     PetscCall(VecDot(v.Z, v.R, &beta));
     KSPCheckDot(ksp, beta);
@@ -596,7 +598,7 @@ static PetscErrorCode KSPCGSetRadius_CGDevice(KSP ksp, PetscReal radius)
 
   PetscFunctionBegin;
   PetscCall(KSPCGDeviceGetData(ksp, &c));
-  c->trust = (PetscBool)(c->trust || radius > 0.0);
+  c->radius = (PetscBool)(radius != 0.0); /* KSPCG's trust region is on for any nonzero radius */
   PetscCall((*c->cg_setradius)(ksp, radius));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
@@ -607,7 +609,7 @@ static PetscErrorCode KSPCGSetObjectiveTarget_CGDevice(KSP ksp, PetscReal obj)
 
   PetscFunctionBegin;
   PetscCall(KSPCGDeviceGetData(ksp, &c));
-  c->trust = PETSC_TRUE;
+  c->objective = (PetscBool)(obj < 0.0); /* KSPCG tests the objective only for a negative target */
   PetscCall((*c->cg_setobjective)(ksp, obj));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
