@@ -92,6 +92,11 @@ fail() {
   NFAIL=$((NFAIL + 1)); FAILED+=("$1")
   echo "FAIL $1: $2"
   [ -n "${3:-}" ] && [ -s "$3" ] && head -n "${4:-15}" "$3" | sed 's/^/    | /'
+  # a PETSc error further down the output: its message and first frames too (the head may be all "ok" lines)
+  if [ -n "${3:-}" ] && [ -s "$3" ] && [ "$(wc -l <"$3")" -gt "${4:-15}" ] && grep -q "PETSC ERROR: ---" "$3"; then
+    echo "    | ..."
+    grep -m1 -A10 "PETSC ERROR: ---" "$3" | sed 's/^/    | /'
+  fi
   return 0
 }
 
