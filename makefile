@@ -29,6 +29,9 @@ PETSC_HAS_CUDA := $(if $(PETSCCONF),$(shell grep -c 'define PETSC_HAVE_CUDA 1' $
 ENGINE_DIR := src/mat/impls/ellr/engine
 ENGINE_C   := $(wildcard $(ENGINE_DIR)/*.c)
 BINDING_C  := $(wildcard src/mat/impls/ellr/*.c src/mat/impls/ellr/seq/*.c src/mat/impls/ellr/mpi/*.c)
+# the MPI product's ghost exchange through NCCL (loaded at run time; built where NCCL's header is found, NCCL_INC)
+BINDING_C  += $(wildcard src/mat/utils/ellrhalo/*.c)
+NCCL_INC   ?= $(firstword $(patsubst %/nccl.h,%,$(wildcard $(CURDIR)/.petsc-cuda/nccl/include/nccl.h $(CUDA_DIR)/include/nccl.h /usr/include/nccl.h)))
 # the CG loop (KSPCGDEVICE): its PETSc-free passes (cgloop_*) and the KSP binding
 KSP_DIR    := src/ksp/impls/cgdevice
 BINDING_C  += $(wildcard $(KSP_DIR)/*.c)
@@ -45,7 +48,7 @@ ELLR_CPPFLAGS := $(ELLR_INCLUDES) $(if $(ENGINE_CU),-DPETSCELLR_HAVE_CUDA -I$(CU
 # With a CUDA-enabled PETSc share its (shared) CUDA runtime; otherwise link the runtime statically, so
 # libpetscellr.so loads on machines without CUDA and simply reports no GPU.
 # cuSPARSE only with a CUDA PETSc (which links it anyway): the CG loop's product on aijcusparse matrices
-CUDA_LIBS := $(if $(ENGINE_CU),-L$(CUDA_DIR)/lib64 $(if $(filter 0,$(PETSC_HAS_CUDA)),-lcudart_static -lrt -lpthread -ldl,-lcusparse -lcudart) -lstdc++)
+CUDA_LIBS := $(if $(ENGINE_CU),-L$(CUDA_DIR)/lib64 $(if $(filter 0,$(PETSC_HAS_CUDA)),-lcudart_static -lrt -lpthread -ldl,-lcusparse -lcudart) -lstdc++ -ldl)
 # CUDA_ARCH: SASS for each listed architecture, PTX of the last (for newer GPUs), e.g. make CUDA_ARCH="80 90".
 # Default: with a CUDA PETSc, the architectures PETSc was built for (sm_NN in its CUDAC_FLAGS; make
 # CUDA_ARCH_PETSC= ignores them); otherwise every one of CUDA_ARCH_ALL that this nvcc can build
@@ -102,7 +105,7 @@ $(BUILD)/obj/%.o: %.c $(wildcard include/*.h src/mat/impls/ellr/*.h $(ENGINE_DIR
 
 $(BUILD)/obj/%.o: %.cu $(wildcard $(ENGINE_DIR)/*.h $(ENGINE_DIR)/*.cuh $(KSP_DIR)/*.h)
 	@mkdir -p $(dir $@)
-	$(NVCC) $(NVCCFLAGS) -I$(ENGINE_DIR) $(if $(filter 1,$(PETSC_HAS_CUDA)),-DCGLOOP_WITH_CUSPARSE) -c $< -o $@
+	$(NVCC) $(NVCCFLAGS) -I$(ENGINE_DIR) $(if $(filter 1,$(PETSC_HAS_CUDA)),-DCGLOOP_WITH_CUSPARSE) $(if $(NCCL_INC),-DELLR_HAVE_NCCL_H -I$(NCCL_INC)) -c $< -o $@
 
 $(BUILD)/tutorials/%: tutorials/%.c $(LIB)
 	@mkdir -p $(dir $@)

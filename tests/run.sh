@@ -545,7 +545,8 @@ else PT_OK=0; tail -n +2 "$PTLOG" >"$PTLOG.rest"; Q=1 fail petsc_tutorials_build
     # GAMG (smoothed aggregation) with heavy-edge matching coarsening: ex54 (2D Laplacian, Q1) with the arguments of
     # PETSc's ex54f_hem test; the coarsening reads the graph of A, the smoothers and the Krylov method multiply by it on
     # the storage ($ENGINE): the residuals and the hierarchy of -ksp_view are MATAIJ's, on 1 and 2 processes
-    HEM="-ne 39 -alpha 1.e-3 -ksp_type cg -pc_type gamg -pc_gamg_type agg -mat_coarsen_type hem -ksp_rtol 1e-4 -pc_gamg_square_graph 0 -ksp_monitor_short -ksp_norm_type unpreconditioned -ksp_view"
+    # (PETSc 3.18 reads -mat_coarsen_type, 3.26 the prefixed -pc_gamg_mat_coarsen_type: both are given, -options_left 0)
+    HEM="-ne 39 -alpha 1.e-3 -ksp_type cg -pc_type gamg -pc_gamg_type agg -mat_coarsen_type hem -pc_gamg_mat_coarsen_type hem -options_left 0 -ksp_rtol 1e-4 -pc_gamg_square_graph 0 -ksp_monitor_short -ksp_norm_type unpreconditioned -ksp_view"
     for n in 1 2; do
       Q=$([ $n = 2 ] && echo $q || echo 0) t_same "petsc_ex54_gamg_hem_coarsening_${t}_np$n" filter_types 1e-6 "$MPIEXEC -n $n $PT/ex54 -mat_type aij $HEM" "$MPIEXEC -n $n $PT/ex54 $DLL -mat_type $t $HEM $ENGINE"
     done
@@ -581,6 +582,17 @@ else PT_OK=0; tail -n +2 "$PTLOG" >"$PTLOG.rest"; Q=1 fail petsc_tutorials_build
     X19="-snes_monitor_short -snes_converged_reason -ksp_converged_reason"
     t_same petsc_snes_ex19_gamg_ellrt "filter_types" 1e-4 "$PT/snes_ex19 -dm_mat_type aijcusparse -dm_vec_type cuda -pc_type gamg -pc_gamg_esteig_ksp_max_it 10 -mg_levels_ksp_max_it 3 $X19" "$PT/snes_ex19 $DLL -dm_mat_type ellrt -dm_vec_type cuda -pc_type gamg -pc_gamg_esteig_ksp_max_it 10 -mg_levels_ksp_max_it 3 $X19"
     t_same petsc_snes_ex19_mg_bind_below_ellrt_np2 "filter_types" 1e-4 "$MPIEXEC -n 2 $PT/snes_ex19 -dm_mat_type aijcusparse -dm_vec_type cuda -da_refine 3 -pc_type mg -mg_levels_ksp_type chebyshev -mg_levels_pc_type jacobi -dm_bind_below 10000 $X19" "$MPIEXEC -n 2 $PT/snes_ex19 $DLL -dm_mat_type ellrt -dm_vec_type cuda -da_refine 3 -pc_type mg -mg_levels_ksp_type chebyshev -mg_levels_pc_type jacobi -dm_bind_below 10000 $X19"
+    # the MPI product's ghost exchange: GPU to GPU through NCCL where every rank has a GPU of its own (the exchange's
+    # event counted, the residual history aijcusparse's), else staged through the host by MPIAIJ with the reason in -info
+    NG=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU')
+    if [ "$NG" -ge 2 ]; then
+      t_same nccl_halo_ex45_ellrt_np2 filter_types 1e-6 "$MPIEXEC -n 2 $PT/ex45 -dm_mat_type aijcusparse -dm_vec_type cuda -ksp_monitor_short" "$MPIEXEC -n 2 $PT/ex45 $DLL -dm_mat_type ellrt -dm_vec_type cuda -ksp_monitor_short"
+      np=$([ "$NG" -ge 4 ] && echo 4 || echo 2)
+      t_grep "nccl_halo_ran_pellr_np$np" "GPU to GPU through NCCL && ^ELLRHaloNCCL +[1-9] && ^ELLRMult +[1-9]" -- $MPIEXEC -n $np "$EX1" -mat_type pellr -n 40 -ksp_type cg -pc_type jacobi -log_view -info :mat,sys
+      t_same "nccl_halo_vs_host_staged_ellrt_np$np" filter_types 1e-10 "$MPIEXEC -n $np $EX1 -mat_type ellrt -n 33 -ksp_type cg -pc_type jacobi -ellr_nccl 0" "$MPIEXEC -n $np $EX1 -mat_type ellrt -n 33 -ksp_type cg -pc_type jacobi"
+    else
+      t_grep nccl_halo_fallback_np2 "ghost values staged through the host by MPI .*(share the GPU|NCCL not found) && ^ELLRMult +[1-9]" -- $MPIEXEC -n 2 "$EX1" -mat_type ellrt -n 20 -log_view -info :sys
+    fi
   elif wanted petsc_snes_ex19_gamg_ellrt petsc_snes_ex19_mg_bind_below_ellrt_np2; then
     echo "# petsc_snes_ex19_gamg_ellrt, petsc_snes_ex19_mg_bind_below_ellrt_np2 not run: ELLR_BACKEND=$BACKEND (CUDA vectors and aijcusparse: the GPU machine, tests/gpu/run.sh)"
   fi

@@ -12,6 +12,15 @@ ROOT=$PWD
 # ELLR_PETSC_DEBUG=1: against a debugging CUDA PETSc instead (PETSc's argument and type checks, stack traces on
 # errors), into build/cuda-debug with .petsc-cuda/petsc-cuda-debug.tar.xz; the suite only (no benchmarks); run it there
 # with ELLR_GPU_BUILD=build/cuda-debug tests/gpu/run.sh OUTDIR tests
+# NCCL's header, for the MPI product's GPU-to-GPU ghost exchange (the library loads NCCL itself at run time, where it
+# is installed): from PyPI's nvidia-nccl-cu13 wheel, whose library the GPU machine's Python has
+if [ ! -f .petsc-cuda/nccl/include/nccl.h ]; then
+  d=$(mktemp -d)
+  python3 -m pip download -q --no-deps --only-binary=:all: --python-version 3.12 --platform manylinux_2_18_x86_64 -d "$d" nvidia-nccl-cu13
+  mkdir -p .petsc-cuda/nccl/include
+  python3 -c 'import sys, zipfile; open(sys.argv[2], "wb").write(zipfile.ZipFile(sys.argv[1]).read("nvidia/nccl/include/nccl.h"))' "$d"/nvidia_nccl_cu13-*.whl .petsc-cuda/nccl/include/nccl.h
+  rm -rf "$d"
+fi
 if [ "${ELLR_PETSC_DEBUG:-0}" = 1 ]; then
   P=${PETSC_CUDA_PREFIX:-$ROOT/.petsc-cuda/install-debug} TARBALL=.petsc-cuda/petsc-cuda-debug.tar.xz B=build/cuda-debug
   PETSC_CUDA_DEBUG=1 PETSC_CUDA_PREFIX="$P" config/build-petsc-cuda.sh

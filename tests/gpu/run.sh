@@ -35,6 +35,10 @@ fi
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 export LD_LIBRARY_PATH=$B/lib:$P/lib:/usr/local/cuda/lib64${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 export ELLR_PETSC_OPTIONS="-use_gpu_aware_mpi 0"   # this machine's Open MPI is not GPU-aware
+# NCCL (the MPI product's GPU-to-GPU exchange) from the machine's Python package; NVLink multicast stays off
+nccl_lib=$(python3 -c 'import nvidia.nccl, os; print(os.path.join(list(nvidia.nccl.__path__)[0], "lib"))' 2>/dev/null)
+[ -n "$nccl_lib" ] && export LD_LIBRARY_PATH=$LD_LIBRARY_PATH:$nccl_lib
+export NCCL_NVLS_ENABLE=0 NVSHMEM_DISABLE_NVLS=1
 nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader > "$OUT/device.txt" 2>&1
 summary=("device: $(cat "$OUT/device.txt"), $(date -u +%F)")
 

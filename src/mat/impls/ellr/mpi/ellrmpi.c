@@ -72,10 +72,13 @@ static PetscErrorCode MatELLRMPIOperation(Mat A, Vec x, Vec z, Vec y, PetscBool 
 {
   Mat_ELLR *e;
   PetscErrorCode (*mult)(Mat, Vec, Vec), (*multadd)(Mat, Vec, Vec, Vec);
+  PetscBool done = PETSC_FALSE;
 
   PetscFunctionBegin;
   PetscCall(MatELLRGetData(A, &e));
   if (e) PetscCall(MatELLRMPIPrepareBlocks(A, e, transpose));
+  if (e && !transpose) PetscCall(MatELLRHaloMult(A, x, z, y, &done));
+  if (done) PetscFunctionReturn(PETSC_SUCCESS);
   PetscCall(MatELLRBaseOp(A, e, transpose ? offsetof(struct _MatOps, multtranspose) : offsetof(struct _MatOps, mult), (MatELLROpFn *)&mult));
   PetscCall(MatELLRBaseOp(A, e, transpose ? offsetof(struct _MatOps, multtransposeadd) : offsetof(struct _MatOps, multadd), (MatELLROpFn *)&multadd));
   if (z) PetscCall((*multadd)(A, x, z, y));

@@ -1,0 +1,287 @@
+/* ellr_halo.cu - the ghost exchange through NCCL (ellr_halo.h): NCCL loaded at run time, pack, grouped send/receive. */
+#include "ellr_halo.h"
+#include "ellr_cuda_util.cuh"
+
+#include <cuda_runtime.h>
+#include <dlfcn.h>
+#include <mutex>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#if defined(ELLR_HAVE_NCCL_H)
+  #include <nccl.h>
+
+/* The NCCL entry points the library uses, resolved from the loaded library (its header gives their types). */
+static struct {
+  int         loaded, version;
+  char        why[256];
+  const char *(*error_string)(ncclResult_t);
+  ncclResult_t (*get_version)(int *);
+  ncclResult_t (*get_unique_id)(ncclUniqueId *);
+  ncclResult_t (*comm_init_rank)(ncclComm_t *, int, ncclUniqueId, int);
+  ncclResult_t (*comm_destroy)(ncclComm_t);
+  ncclResult_t (*group_start)(void);
+  ncclResult_t (*group_end)(void);
+  ncclResult_t (*send)(const void *, size_t, ncclDataType_t, int, ncclComm_t, cudaStream_t);
+  ncclResult_t (*recv)(void *, size_t, ncclDataType_t, int, ncclComm_t, cudaStream_t);
+  ncclResult_t (*all_reduce)(const void *, void *, size_t, ncclDataType_t, ncclRedOp_t, ncclComm_t, cudaStream_t);
+} nccl;
+static std::once_flag nccl_once;
+
+static void nccl_load(void)
+{
+  const char *name = getenv("ELLR_NCCL_LIBRARY");
+  void       *lib  = dlopen(name && name[0] ? name : "libnccl.so.2", RTLD_NOW | RTLD_LOCAL);
+
+  if (!lib) {
+    snprintf(nccl.why, sizeof(nccl.why), "NCCL not found (%s); put its lib folder in LD_LIBRARY_PATH or name the library in ELLR_NCCL_LIBRARY", dlerror());
+    return;
+  }
+  #define NCCL_SYM(field, sym) \
+    if (!(*(void **)&nccl.field = dlsym(lib, #sym))) { \
+      snprintf(nccl.why, sizeof(nccl.why), "the NCCL loaded lacks %s", #sym); \
+      return; \
+    }
+  NCCL_SYM(error_string, ncclGetErrorString)
+  NCCL_SYM(get_version, ncclGetVersion)
+  NCCL_SYM(get_unique_id, ncclGetUniqueId)
+  NCCL_SYM(comm_init_rank, ncclCommInitRank)
+  NCCL_SYM(comm_destroy, ncclCommDestroy)
+  NCCL_SYM(group_start, ncclGroupStart)
+  NCCL_SYM(group_end, ncclGroupEnd)
+  NCCL_SYM(send, ncclSend)
+  NCCL_SYM(recv, ncclRecv)
+  NCCL_SYM(all_reduce, ncclAllReduce)
+  #undef NCCL_SYM
+  if (nccl.get_version(&nccl.version) != ncclSuccess) {
+    snprintf(nccl.why, sizeof(nccl.why), "ncclGetVersion failed");
+    return;
+  }
+  nccl.loaded = 1;
+}
+
+  #define NCCL_TRY(call) \
+    do { \
+      ncclResult_t r_ = (call); \
+      if (r_ != ncclSuccess) return ellr_error(ELLR_ERR_CUDA, "NCCL error in %s: %s", #call, nccl.error_string(r_)); \
+    } while (0)
+
+int ellr_nccl_available(int *version, char *msg, size_t len)
+{
+  std::call_once(nccl_once, nccl_load);
+  if (version) *version = nccl.version;
+  if (msg && len) snprintf(msg, len, "%s", nccl.loaded ? "" : nccl.why);
+  return nccl.loaded;
+}
+
+struct ellr_nccl_comm {
+  ncclComm_t comm;
+};
+
+ellr_status ellr_nccl_get_id(ellr_nccl_id *id)
+{
+  ncclUniqueId u;
+  if (!ellr_nccl_available(NULL, NULL, 0)) return ellr_error(ELLR_ERR_ARG, "%s", nccl.why);
+  static_assert(sizeof(u) == sizeof(id->bytes), "NCCL's unique id size");
+  NCCL_TRY(nccl.get_unique_id(&u));
+  memcpy(id->bytes, &u, sizeof(u));
+  return ELLR_OK;
+}
+
+ellr_status ellr_nccl_comm_create(int nranks, int rank, const ellr_nccl_id *id, ellr_nccl_comm **comm)
+{
+  ncclUniqueId    u;
+  ellr_nccl_comm *c;
+
+  *comm = NULL;
+  if (!ellr_nccl_available(NULL, NULL, 0)) return ellr_error(ELLR_ERR_ARG, "%s", nccl.why);
+  memcpy(&u, id->bytes, sizeof(u));
+  if (!(c = (ellr_nccl_comm *)calloc(1, sizeof(*c)))) return ellr_error(ELLR_ERR_MEM, "out of host memory");
+  ncclResult_t r = nccl.comm_init_rank(&c->comm, nranks, u, rank);
+  if (r != ncclSuccess) {
+    free(c);
+    return ellr_error(ELLR_ERR_CUDA, "ncclCommInitRank failed: %s", nccl.error_string(r));
+  }
+  *comm = c;
+  return ELLR_OK;
+}
+
+void ellr_nccl_comm_destroy(ellr_nccl_comm *comm)
+{
+  if (!comm) return;
+  (void)nccl.comm_destroy(comm->comm);
+  free(comm);
+}
+
+ellr_status ellr_nccl_allreduce_sum(ellr_nccl_comm *comm, const double *x, double *y, size_t n, void *stream)
+{
+  NCCL_TRY(nccl.all_reduce(x, y, n, ncclDouble, ncclSum, comm->comm, (cudaStream_t)stream));
+  return ELLR_OK;
+}
+#else
+int ellr_nccl_available(int *version, char *msg, size_t len)
+{
+  if (version) *version = 0;
+  if (msg && len) snprintf(msg, len, "the library was built without NCCL's header (nccl.h)");
+  return 0;
+}
+ellr_status ellr_nccl_get_id(ellr_nccl_id *id)
+{
+  (void)id;
+  return ellr_error(ELLR_ERR_ARG, "the library was built without NCCL's header (nccl.h)");
+}
+ellr_status ellr_nccl_comm_create(int nranks, int rank, const ellr_nccl_id *id, ellr_nccl_comm **comm)
+{
+  (void)nranks, (void)rank, (void)id;
+  *comm = NULL;
+  return ellr_error(ELLR_ERR_ARG, "the library was built without NCCL's header (nccl.h)");
+}
+void        ellr_nccl_comm_destroy(ellr_nccl_comm *comm) { (void)comm; }
+ellr_status ellr_nccl_allreduce_sum(ellr_nccl_comm *comm, const double *x, double *y, size_t n, void *stream)
+{
+  (void)comm, (void)x, (void)y, (void)n, (void)stream;
+  return ellr_error(ELLR_ERR_ARG, "the library was built without NCCL's header (nccl.h)");
+}
+#endif
+
+ellr_status ellr_cuda_device_pci_id(char *buf, int len)
+{
+  int dev;
+  CU(cudaGetDevice(&dev));
+  CU(cudaDeviceGetPCIBusId(buf, len, dev));
+  return ELLR_OK;
+}
+
+struct ellr_halo {
+  int          nsend, nrecv;
+  int         *send_ranks, *recv_ranks; /* host */
+  int64_t     *send_off, *recv_off;     /* host */
+  int32_t     *d_send_idx, *d_recv_slot; /* device; d_recv_slot NULL: received in place */
+  double      *d_sendbuf, *d_recvbuf;    /* device; d_recvbuf NULL when received in place */
+  cudaStream_t stream;                   /* the exchange's own, non-blocking: PETSc's may be the legacy stream */
+  cudaEvent_t  ready, done;
+};
+
+__global__ static void ellr_halo_pack(int64_t n, const int32_t *__restrict__ idx, const double *__restrict__ x, double *__restrict__ buf)
+{
+  for (int64_t k = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; k < n; k += (int64_t)gridDim.x * blockDim.x) buf[k] = x[idx[k]];
+}
+
+__global__ static void ellr_halo_unpack(int64_t n, const int32_t *__restrict__ slot, const double *__restrict__ buf, double *__restrict__ g)
+{
+  for (int64_t k = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; k < n; k += (int64_t)gridDim.x * blockDim.x) g[slot[k]] = buf[k];
+}
+
+static unsigned ellr_halo_blocks(int64_t n)
+{
+  int64_t b = (n + 255) / 256;
+  return (unsigned)(b < 1 ? 1 : (b > 4096 ? 4096 : b));
+}
+
+ellr_status ellr_halo_create(int nsend, const int *send_ranks, const int64_t *send_off, const int32_t *send_idx, int nrecv, const int *recv_ranks, const int64_t *recv_off, const int32_t *recv_slot, ellr_halo **out)
+{
+  ellr_halo *h;
+  int64_t    ns = send_off[nsend], nr = recv_off[nrecv];
+
+  *out = NULL;
+  if (!(h = (ellr_halo *)calloc(1, sizeof(*h)))) return ellr_error(ELLR_ERR_MEM, "out of host memory");
+  *out     = h; /* destroyable from here on, also after a failure below */
+  h->nsend = nsend;
+  h->nrecv = nrecv;
+  h->send_ranks = (int *)malloc(sizeof(int) * (nsend + 1));
+  h->recv_ranks = (int *)malloc(sizeof(int) * (nrecv + 1));
+  h->send_off   = (int64_t *)malloc(sizeof(int64_t) * (nsend + 1));
+  h->recv_off   = (int64_t *)malloc(sizeof(int64_t) * (nrecv + 1));
+  if (!h->send_ranks || !h->recv_ranks || !h->send_off || !h->recv_off) return ellr_error(ELLR_ERR_MEM, "out of host memory");
+  memcpy(h->send_ranks, send_ranks, sizeof(int) * nsend);
+  memcpy(h->recv_ranks, recv_ranks, sizeof(int) * nrecv);
+  memcpy(h->send_off, send_off, sizeof(int64_t) * (nsend + 1));
+  memcpy(h->recv_off, recv_off, sizeof(int64_t) * (nrecv + 1));
+  CU(cudaStreamCreateWithFlags(&h->stream, cudaStreamNonBlocking));
+  CU(cudaEventCreateWithFlags(&h->ready, cudaEventDisableTiming));
+  CU(cudaEventCreateWithFlags(&h->done, cudaEventDisableTiming));
+  if (ns) {
+    CU(cudaMalloc((void **)&h->d_send_idx, sizeof(int32_t) * ns));
+    CU(cudaMalloc((void **)&h->d_sendbuf, sizeof(double) * ns));
+    CU(cudaMemcpy(h->d_send_idx, send_idx, sizeof(int32_t) * ns, cudaMemcpyHostToDevice));
+  }
+  if (nr && recv_slot) {
+    CU(cudaMalloc((void **)&h->d_recv_slot, sizeof(int32_t) * nr));
+    CU(cudaMalloc((void **)&h->d_recvbuf, sizeof(double) * nr));
+    CU(cudaMemcpy(h->d_recv_slot, recv_slot, sizeof(int32_t) * nr, cudaMemcpyHostToDevice));
+  }
+  return ELLR_OK;
+}
+
+ellr_status ellr_halo_begin(ellr_halo *h, ellr_nccl_comm *comm, const double *x, double *ghosts, void *stream)
+{
+#if defined(ELLR_HAVE_NCCL_H)
+  int64_t ns = h->send_off[h->nsend], nr = h->recv_off[h->nrecv];
+  double *rbuf = h->d_recvbuf ? h->d_recvbuf : ghosts;
+
+  CU(cudaEventRecord(h->ready, (cudaStream_t)stream));
+  CU(cudaStreamWaitEvent(h->stream, h->ready, 0));
+  if (ns) {
+    ellr_halo_pack<<<ellr_halo_blocks(ns), 256, 0, h->stream>>>(ns, h->d_send_idx, x, h->d_sendbuf);
+    CU(cudaGetLastError());
+  }
+  NCCL_TRY(nccl.group_start());
+  for (int i = 0; i < h->nsend; i++) {
+    ncclResult_t r = nccl.send(h->d_sendbuf + h->send_off[i], (size_t)(h->send_off[i + 1] - h->send_off[i]), ncclDouble, h->send_ranks[i], comm->comm, h->stream);
+    if (r != ncclSuccess) {
+      (void)nccl.group_end();
+      return ellr_error(ELLR_ERR_CUDA, "ncclSend to rank %d failed: %s", h->send_ranks[i], nccl.error_string(r));
+    }
+  }
+  for (int j = 0; j < h->nrecv; j++) {
+    ncclResult_t r = nccl.recv(rbuf + h->recv_off[j], (size_t)(h->recv_off[j + 1] - h->recv_off[j]), ncclDouble, h->recv_ranks[j], comm->comm, h->stream);
+    if (r != ncclSuccess) {
+      (void)nccl.group_end();
+      return ellr_error(ELLR_ERR_CUDA, "ncclRecv from rank %d failed: %s", h->recv_ranks[j], nccl.error_string(r));
+    }
+  }
+  NCCL_TRY(nccl.group_end());
+  if (nr && h->d_recvbuf) {
+    ellr_halo_unpack<<<ellr_halo_blocks(nr), 256, 0, h->stream>>>(nr, h->d_recv_slot, h->d_recvbuf, ghosts);
+    CU(cudaGetLastError());
+  }
+  CU(cudaEventRecord(h->done, h->stream));
+  return ELLR_OK;
+#else
+  (void)h, (void)comm, (void)x, (void)ghosts, (void)stream;
+  return ellr_error(ELLR_ERR_ARG, "the library was built without NCCL's header (nccl.h)");
+#endif
+}
+
+ellr_status ellr_halo_end(ellr_halo *h, void *stream)
+{
+  CU(cudaStreamWaitEvent((cudaStream_t)stream, h->done, 0));
+  return ELLR_OK;
+}
+
+int64_t ellr_halo_bytes(const ellr_halo *h)
+{
+  return h ? (int64_t)sizeof(double) * h->send_off[h->nsend] : 0;
+}
+
+void ellr_halo_destroy(ellr_halo *h)
+{
+  if (!h) return;
+  if (h->stream) {
+    (void)cudaStreamSynchronize(h->stream);
+    (void)cudaStreamDestroy(h->stream);
+  }
+  if (h->ready) (void)cudaEventDestroy(h->ready);
+  if (h->done) (void)cudaEventDestroy(h->done);
+  (void)cudaFree(h->d_send_idx);
+  (void)cudaFree(h->d_sendbuf);
+  (void)cudaFree(h->d_recv_slot);
+  (void)cudaFree(h->d_recvbuf);
+  (void)cudaGetLastError();
+  free(h->send_ranks);
+  free(h->recv_ranks);
+  free(h->send_off);
+  free(h->recv_off);
+  free(h);
+}

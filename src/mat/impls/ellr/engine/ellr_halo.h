@@ -1,0 +1,55 @@
+/*
+  ellr_halo.h - ghost values GPU to GPU for the MPI product, through NCCL (Kreutzer et al. 2012, pJDS on GPU clusters:
+  the local product runs while the halo moves).  PETSc-free; the binding supplies the pattern and the ranks.
+
+  NCCL is loaded at run time (dlopen of libnccl.so.2, or of ELLR_NCCL_LIBRARY): a machine without it keeps the
+  host-staged exchange of MPI, and the library never needs NCCL to load.  A communicator needs one GPU per rank
+  (NCCL refuses two ranks on one GPU): the binding checks that before it creates one.
+
+  One exchange:  ellr_halo_begin(h, comm, x, ghosts, stream)   after the work on stream that wrote x
+                 ... the diagonal block's product on stream ...
+                 ellr_halo_end(h, stream)                       stream waits for the ghosts
+  Begin packs x's sent entries and runs NCCL's grouped sends and receives on the halo's own non-blocking stream,
+  ordered after stream by an event; end orders stream after them by another.  Neither waits on the host.
+*/
+#ifndef ELLR_HALO_H
+#define ELLR_HALO_H
+
+#include "ellr.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct ellr_nccl_comm ellr_nccl_comm;
+typedef struct ellr_halo      ellr_halo;
+typedef struct {
+  char bytes[128]; /* NCCL_UNIQUE_ID_BYTES */
+} ellr_nccl_id;
+
+/* 1 when NCCL loaded (its version in *version, e.g. 23102), 0 with the reason in msg otherwise; loads once. */
+int ellr_nccl_available(int *version, char *msg, size_t len);
+/* The PCI bus id of the current device ("0000:1B:00.0"): ranks compare them to see that each has its own GPU. */
+ellr_status ellr_cuda_device_pci_id(char *buf, int len);
+
+ellr_status ellr_nccl_get_id(ellr_nccl_id *id); /* on one rank, then broadcast */
+ellr_status ellr_nccl_comm_create(int nranks, int rank, const ellr_nccl_id *id, ellr_nccl_comm **comm);
+void        ellr_nccl_comm_destroy(ellr_nccl_comm *comm);
+/* y[0..n) = sum over ranks of x[0..n), doubles on the device, queued on stream (in place allowed). */
+ellr_status ellr_nccl_allreduce_sum(ellr_nccl_comm *comm, const double *x, double *y, size_t n, void *stream);
+
+/* The pattern of one exchange (host arrays, copied):
+     sends to nsend ranks send_ranks[i], the entries x[send_idx[k]] for k in [send_off[i], send_off[i+1]);
+     receives from nrecv ranks recv_ranks[j], in that order, ghosts[recv_slot[k]] for k in [recv_off[j], recv_off[j+1])
+     (recv_slot NULL: k itself).
+   Every rank's sends to r must list, in order, the entries r receives from it. */
+ellr_status ellr_halo_create(int nsend, const int *send_ranks, const int64_t *send_off, const int32_t *send_idx, int nrecv, const int *recv_ranks, const int64_t *recv_off, const int32_t *recv_slot, ellr_halo **h);
+ellr_status ellr_halo_begin(ellr_halo *h, ellr_nccl_comm *comm, const double *x, double *ghosts, void *stream);
+ellr_status ellr_halo_end(ellr_halo *h, void *stream);
+void        ellr_halo_destroy(ellr_halo *h);
+int64_t     ellr_halo_bytes(const ellr_halo *h); /* bytes this rank sends per exchange */
+
+#ifdef __cplusplus
+}
+#endif
+#endif
