@@ -198,7 +198,11 @@ ellr_status ellr_halo_create(int nsend, const int *send_ranks, const int64_t *se
   memcpy(h->recv_ranks, recv_ranks, sizeof(int) * nrecv);
   memcpy(h->send_off, send_off, sizeof(int64_t) * (nsend + 1));
   memcpy(h->recv_off, recv_off, sizeof(int64_t) * (nrecv + 1));
-  CU(cudaStreamCreateWithFlags(&h->stream, cudaStreamNonBlocking));
+  { /* the highest priority: NCCL's blocks are scheduled ahead of the diagonal block's product they overlap */
+    int lo, hi;
+    CU(cudaDeviceGetStreamPriorityRange(&lo, &hi));
+    CU(cudaStreamCreateWithPriority(&h->stream, cudaStreamNonBlocking, hi));
+  }
   CU(cudaEventCreateWithFlags(&h->ready, cudaEventDisableTiming));
   CU(cudaEventCreateWithFlags(&h->done, cudaEventDisableTiming));
   if (ns) {
