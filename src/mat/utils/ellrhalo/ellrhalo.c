@@ -21,6 +21,8 @@ static PetscLogEvent MAT_ELLRHalo      = -1;
 /* What a communicator has: an NCCL communicator, or the reason it has none (the same on every rank). */
 typedef struct {
   ellr_nccl_comm *nccl;
+  PetscBool       ready;     /* its non-blocking set-up is done on every rank */
+  PetscInt        nwaiting;  /* products that used MPI's exchange meanwhile */
   char            why[256];
 } MatELLRNCCL;
 
@@ -34,7 +36,33 @@ static PetscMPIInt MPIAPI MatELLRNCCLDelete(MPI_Comm comm, PetscMPIInt keyval, v
   return MPI_SUCCESS;
 }
 
-/* The communicator's NCCL (NULL with the reason in -info when it cannot have one); collective at its first call. */
+/* Whether NCCL's set-up is done on every rank (the same answer everywhere); with ELLR_NCCL_WAIT=1 in the environment
+   (benchmarks and tests of the exchange itself) it waits for it. */
+static PetscErrorCode MatELLRNCCLPoll(MPI_Comm comm, MatELLRNCCL *c)
+{
+  const char *w    = getenv("ELLR_NCCL_WAIT");
+  PetscBool   wait = (PetscBool)(w && w[0] == '1');
+  PetscMPIInt st, all = 0;
+
+  PetscFunctionBegin;
+  while (c->nccl && !c->ready) {
+    st = (PetscMPIInt)ellr_nccl_comm_ready(c->nccl);
+    PetscCallMPI(MPIU_Allreduce(&st, &all, 1, MPI_INT, MPI_MIN, comm));
+    PetscCheck(all >= 0, comm, PETSC_ERR_LIB, "NCCL's communicator failed to set up (%s); run with -ellr_nccl 0 for MPI's exchange", st < 0 ? ellr_last_error() : "on another rank");
+    if (all == 1) {
+      c->ready = PETSC_TRUE;
+      PetscCall(PetscInfo(NULL, "petsc-ellr: NCCL ready after %" PetscInt_FMT " products with MPI's exchange\n", c->nwaiting));
+    } else if (!wait) {
+      c->nwaiting++;
+      break;
+    }
+  }
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* The communicator's NCCL once it is ready on every rank, else NULL (the product uses MPI's exchange).  Collective.
+   NCCL's set-up takes about a second (doc/performance.md): it runs in NCCL's background from the first product on,
+   each product asks whether every rank is done (one host all-reduce of an int), and all switch at the same product. */
 static PetscErrorCode MatELLRGetNCCL(MPI_Comm comm, ellr_nccl_comm **nccl)
 {
   MatELLRNCCL *c;
@@ -47,7 +75,8 @@ static PetscErrorCode MatELLRGetNCCL(MPI_Comm comm, ellr_nccl_comm **nccl)
   if (MatELLRNCCLKeyval == MPI_KEYVAL_INVALID) PetscCallMPI(MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, MatELLRNCCLDelete, &MatELLRNCCLKeyval, NULL));
   PetscCallMPI(MPI_Comm_get_attr(comm, MatELLRNCCLKeyval, &c, &found));
   if (found) {
-    *nccl = c->nccl;
+    PetscCall(MatELLRNCCLPoll(comm, c));
+    *nccl = c->ready ? c->nccl : NULL;
     PetscFunctionReturn(PETSC_SUCCESS);
   }
   PetscCallMPI(MPI_Comm_size(comm, &size));
@@ -76,13 +105,14 @@ static PetscErrorCode MatELLRGetNCCL(MPI_Comm comm, ellr_nccl_comm **nccl)
     if (!rank) PetscCall(MatELLRCheckStatus(ellr_nccl_get_id(&id), "ncclGetUniqueId"));
     PetscCallMPI(MPI_Bcast(id.bytes, (PetscMPIInt)sizeof(id.bytes), MPI_BYTE, 0, comm));
     PetscCall(MatELLRCheckStatus(ellr_nccl_comm_create(size, rank, &id, &c->nccl), "ncclCommInitRank"));
-    PetscCall(PetscInfo(NULL, "petsc-ellr: ghost values GPU to GPU through NCCL %d on %d ranks, one GPU each\n", version, size));
+    PetscCall(PetscInfo(NULL, "petsc-ellr: ghost values GPU to GPU through NCCL %d on %d ranks, one GPU each, once its set-up is done (MPI's exchange meanwhile)\n", version, size));
   } else {
     PetscCall(PetscSNPrintf(c->why, sizeof(c->why), "%s", why));
     PetscCall(PetscInfo(NULL, "petsc-ellr: ghost values staged through the host by MPI (MPIAIJ's exchange): %s\n", why));
   }
   PetscCallMPI(MPI_Comm_set_attr(comm, MatELLRNCCLKeyval, c));
-  *nccl = c->nccl;
+  PetscCall(MatELLRNCCLPoll(comm, c));
+  *nccl = c->ready ? c->nccl : NULL;
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 

@@ -19,7 +19,8 @@ static struct {
   const char *(*error_string)(ncclResult_t);
   ncclResult_t (*get_version)(int *);
   ncclResult_t (*get_unique_id)(ncclUniqueId *);
-  ncclResult_t (*comm_init_rank)(ncclComm_t *, int, ncclUniqueId, int);
+  ncclResult_t (*comm_init_rank_config)(ncclComm_t *, int, ncclUniqueId, int, ncclConfig_t *);
+  ncclResult_t (*get_async_error)(ncclComm_t, ncclResult_t *);
   ncclResult_t (*comm_destroy)(ncclComm_t);
   ncclResult_t (*group_start)(void);
   ncclResult_t (*group_end)(void);
@@ -46,7 +47,8 @@ static void nccl_load(void)
   NCCL_SYM(error_string, ncclGetErrorString)
   NCCL_SYM(get_version, ncclGetVersion)
   NCCL_SYM(get_unique_id, ncclGetUniqueId)
-  NCCL_SYM(comm_init_rank, ncclCommInitRank)
+  NCCL_SYM(comm_init_rank_config, ncclCommInitRankConfig)
+  NCCL_SYM(get_async_error, ncclCommGetAsyncError)
   NCCL_SYM(comm_destroy, ncclCommDestroy)
   NCCL_SYM(group_start, ncclGroupStart)
   NCCL_SYM(group_end, ncclGroupEnd)
@@ -98,13 +100,39 @@ ellr_status ellr_nccl_comm_create(int nranks, int rank, const ellr_nccl_id *id, 
   if (!ellr_nccl_available(NULL, NULL, 0)) return ellr_error(ELLR_ERR_ARG, "%s", nccl.why);
   memcpy(&u, id->bytes, sizeof(u));
   if (!(c = (ellr_nccl_comm *)calloc(1, sizeof(*c)))) return ellr_error(ELLR_ERR_MEM, "out of host memory");
-  ncclResult_t r = nccl.comm_init_rank(&c->comm, nranks, u, rank);
-  if (r != ncclSuccess) {
+  /* non-blocking: the set-up (peers' connections included, NCCL_RUNTIME_CONNECT=0 unless the user set it) goes on in
+     NCCL's background while the products use MPI's exchange; ellr_nccl_comm_ready() says when it is done */
+  ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
+  config.blocking     = 0;
+  setenv("NCCL_RUNTIME_CONNECT", "0", 0);
+  ncclResult_t r = nccl.comm_init_rank_config(&c->comm, nranks, u, rank, &config);
+  if (r != ncclSuccess && r != ncclInProgress) {
     free(c);
     return ellr_error(ELLR_ERR_CUDA, "ncclCommInitRank failed: %s", nccl.error_string(r));
   }
   *comm = c;
   return ELLR_OK;
+}
+
+int ellr_nccl_comm_ready(ellr_nccl_comm *comm)
+{
+  ncclResult_t st = ncclSuccess;
+  if (nccl.get_async_error(comm->comm, &st) != ncclSuccess) st = ncclInternalError;
+  if (st == ncclInProgress) return 0;
+  if (st != ncclSuccess) {
+    (void)ellr_error(ELLR_ERR_CUDA, "NCCL's communicator failed to set up: %s", nccl.error_string(st));
+    return -1;
+  }
+  return 1;
+}
+
+/* A non-blocking communicator's call may return while NCCL still enqueues in the background: wait for it. */
+static ncclResult_t nccl_settle(ellr_nccl_comm *comm, ncclResult_t r)
+{
+  while (r == ncclInProgress) {
+    if (nccl.get_async_error(comm->comm, &r) != ncclSuccess) return ncclInternalError;
+  }
+  return r;
 }
 
 void ellr_nccl_comm_destroy(ellr_nccl_comm *comm)
@@ -116,7 +144,7 @@ void ellr_nccl_comm_destroy(ellr_nccl_comm *comm)
 
 ellr_status ellr_nccl_allreduce_sum(ellr_nccl_comm *comm, const double *x, double *y, size_t n, void *stream)
 {
-  NCCL_TRY(nccl.all_reduce(x, y, n, ncclDouble, ncclSum, comm->comm, (cudaStream_t)stream));
+  NCCL_TRY(nccl_settle(comm, nccl.all_reduce(x, y, n, ncclDouble, ncclSum, comm->comm, (cudaStream_t)stream)));
   return ELLR_OK;
 }
 #else
@@ -138,6 +166,11 @@ ellr_status ellr_nccl_comm_create(int nranks, int rank, const ellr_nccl_id *id, 
   return ellr_error(ELLR_ERR_ARG, "the library was built without NCCL's header (nccl.h)");
 }
 void        ellr_nccl_comm_destroy(ellr_nccl_comm *comm) { (void)comm; }
+int         ellr_nccl_comm_ready(ellr_nccl_comm *comm)
+{
+  (void)comm;
+  return -1;
+}
 ellr_status ellr_nccl_allreduce_sum(ellr_nccl_comm *comm, const double *x, double *y, size_t n, void *stream)
 {
   (void)comm, (void)x, (void)y, (void)n, (void)stream;
@@ -232,20 +265,20 @@ ellr_status ellr_halo_begin(ellr_halo *h, ellr_nccl_comm *comm, const double *x,
   }
   NCCL_TRY(nccl.group_start());
   for (int i = 0; i < h->nsend; i++) {
-    ncclResult_t r = nccl.send(h->d_sendbuf + h->send_off[i], (size_t)(h->send_off[i + 1] - h->send_off[i]), ncclDouble, h->send_ranks[i], comm->comm, h->stream);
+    ncclResult_t r = nccl_settle(comm, nccl.send(h->d_sendbuf + h->send_off[i], (size_t)(h->send_off[i + 1] - h->send_off[i]), ncclDouble, h->send_ranks[i], comm->comm, h->stream));
     if (r != ncclSuccess) {
       (void)nccl.group_end();
       return ellr_error(ELLR_ERR_CUDA, "ncclSend to rank %d failed: %s", h->send_ranks[i], nccl.error_string(r));
     }
   }
   for (int j = 0; j < h->nrecv; j++) {
-    ncclResult_t r = nccl.recv(rbuf + h->recv_off[j], (size_t)(h->recv_off[j + 1] - h->recv_off[j]), ncclDouble, h->recv_ranks[j], comm->comm, h->stream);
+    ncclResult_t r = nccl_settle(comm, nccl.recv(rbuf + h->recv_off[j], (size_t)(h->recv_off[j + 1] - h->recv_off[j]), ncclDouble, h->recv_ranks[j], comm->comm, h->stream));
     if (r != ncclSuccess) {
       (void)nccl.group_end();
       return ellr_error(ELLR_ERR_CUDA, "ncclRecv from rank %d failed: %s", h->recv_ranks[j], nccl.error_string(r));
     }
   }
-  NCCL_TRY(nccl.group_end());
+  NCCL_TRY(nccl_settle(comm, nccl.group_end()));
   if (nr && h->d_recvbuf) {
     ellr_halo_unpack<<<ellr_halo_blocks(nr), 256, 0, h->stream>>>(nr, h->d_recv_slot, h->d_recvbuf, ghosts);
     CU(cudaGetLastError());

@@ -34,6 +34,8 @@ ellr_status ellr_cuda_device_pci_id(char *buf, int len);
 
 ellr_status ellr_nccl_get_id(ellr_nccl_id *id); /* on one rank, then broadcast */
 ellr_status ellr_nccl_comm_create(int nranks, int rank, const ellr_nccl_id *id, ellr_nccl_comm **comm);
+/* The communicator is made non-blocking: 1 once its set-up is done, 0 while it goes on, -1 if it failed. */
+int         ellr_nccl_comm_ready(ellr_nccl_comm *comm);
 void        ellr_nccl_comm_destroy(ellr_nccl_comm *comm);
 /* y[0..n) = sum over ranks of x[0..n), doubles on the device, queued on stream (in place allowed). */
 ellr_status ellr_nccl_allreduce_sum(ellr_nccl_comm *comm, const double *x, double *y, size_t n, void *stream);
