@@ -139,8 +139,5 @@ PETSC_INTERN PetscErrorCode MatELLRViewStorage(Mat, Mat_ELLR *, PetscViewer);
 /* seq/ellrmult.c */
 PETSC_INTERN PetscErrorCode MatELLRSeqProduct(Mat, Mat_ELLR *, Vec, Vec, Vec, PetscBool);
 PETSC_INTERN PetscErrorCode MatELLRSeqPrepare(Mat, Mat_ELLR *, PetscBool);
-/* src/mat/utils/ellrhalo: the MPI product with its ghost exchange through NCCL, where that applies */
-PETSC_INTERN PetscErrorCode MatELLRHaloMult(Mat, Vec, Vec, Vec, PetscBool *);
-
-
+PETSC_INTERN PetscErrorCode MatELLRHaloMult(Mat, Vec, Vec, Vec, PetscBool *); /* src/mat/utils/ellrhalo: NCCL's exchange */
 #endif

@@ -1,14 +1,11 @@
 /*
   ellrmpi.c - the operations an MPI matrix of the petsc-ellr types puts over MPIAIJ's (MPIAIJCUSPARSE's).
 
-  The product stays MPIAIJ's: it starts the ghost exchange on MPIAIJ's own scatter (Mvctx) into its ghost vector
-  (lvec), multiplies the diagonal block meanwhile, then adds the off-diagonal block's product of the ghosts -- the
-  overlap of pJDS's MPI product (Kreutzer et al. 2012).  PETSc keeps Mvctx and lvec current through every
-  re-preallocation, COO assembly and new pattern; before each product this file only makes sure that the blocks PETSc
-  made carry the library (their products run on ELLPACK-R storage) with the matrix's settings, and that their storage
-  is current before any communication starts (a set-up that fails then returns with no message outstanding).
-  The diagonal block takes the matrix's format; the off-diagonal block stores its non-empty rows only, sorted and
-  sliced (most of its rows hold no ghost entry).
+  The product is MPIAIJ's (its scatter Mvctx into lvec, the diagonal block multiplied meanwhile, then the off-diagonal
+  block: the overlap of pJDS's MPI product, Kreutzer et al. 2012), or with CUDA vectors on one GPU per rank NCCL's
+  exchange (src/mat/utils/ellrhalo).  Before each product this file makes sure that the blocks PETSc made carry the
+  library with the matrix's settings and that their storage is current before any communication starts (a set-up that
+  fails returns with no message outstanding).  The off-diagonal block stores its non-empty rows only, sorted and sliced.
 */
 #include "../ellrimpl.h"
 

@@ -73,11 +73,10 @@ static PetscErrorCode MatELLRVecOnDevice(Vec v, PetscBool *dev)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* Whether the GPU's A^T x is a stored transpose's product (its rows summed in a fixed order: the same bits every
-   product), except for a
-   sequential matrix known symmetric for good (MAT_SYMMETRIC with MAT_SYMMETRY_ETERNAL: PETSc keeps MAT_SYMMETRIC
-   alone through MatZeroRows, which breaks it), whose A^T x is A x on A's own storage, repeatable and with no second
-   copy.  Never for a block of an MPI matrix: MPIAIJ forwards the flag to its diagonal block, symmetric or not. */
+/* Whether the GPU's A^T x is a stored transpose's product (rows summed in a fixed order: the same bits every product),
+   except for a sequential matrix known symmetric for good (MAT_SYMMETRIC with MAT_SYMMETRY_ETERNAL: MatZeroRows keeps
+   MAT_SYMMETRIC alone), whose A^T x is A x on A's own storage.  Never for a block of an MPI matrix (MPIAIJ forwards the
+   flag to its diagonal block, symmetric or not). */
 static PetscErrorCode MatELLRUsesStoredTranspose(Mat A, Mat_ELLR *e, PetscBool *stored)
 {
   PetscBool set = PETSC_FALSE, sym = PETSC_FALSE;
@@ -88,8 +87,8 @@ static PetscErrorCode MatELLRUsesStoredTranspose(Mat A, Mat_ELLR *e, PetscBool *
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* The GPU product.  Each vector is used where its values are: CUDA vectors in place on the device, others
-   (host vectors, CPU-bound ones, MPIAIJ's host ghost vector) staged by the engine through pinned buffers. */
+/* The GPU product: CUDA vectors in place on the device, others (host, CPU-bound, MPIAIJ's host ghost vector) staged by
+   the engine through pinned buffers. */
 static PetscErrorCode MatELLRProductCUDA(Mat A, Mat_ELLR *e, Vec x, Vec z, Vec y, PetscBool transpose)
 {
   PetscBool       dx, dz, dy;

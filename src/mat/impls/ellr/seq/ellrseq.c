@@ -59,7 +59,9 @@ static PetscErrorCode MatELLRSeqOperation(Mat A, Vec x, Vec z, Vec y, PetscBool 
 
     PetscCall(MatELLRBaseOp(A, e, transpose ? offsetof(struct _MatOps, multtranspose) : offsetof(struct _MatOps, mult), (MatELLROpFn *)&mult));
     PetscCall(MatELLRBaseOp(A, e, transpose ? offsetof(struct _MatOps, multtransposeadd) : offsetof(struct _MatOps, multadd), (MatELLROpFn *)&multadd));
-    if (z) PetscCall((*multadd)(A, x, z, y));
+    /* aijcusparse (PETSc 3.26) forms y = A^T x + z with y != z as A^T x + (old y) + z: the sum is made in y */
+    if (transpose && z && z != y) PetscCall(VecCopy(z, y));
+    if (z) PetscCall((*multadd)(A, x, transpose ? y : z, y));
     else PetscCall((*mult)(A, x, y));
   } else PetscCall(MatELLRSeqProduct(A, e, x, z, y, transpose));
   PetscFunctionReturn(PETSC_SUCCESS);
