@@ -4,7 +4,7 @@
 Time per iteration: ex1's second solve (-solves 2 -timing: nothing one-time in it).  KSPSolve: PETSc's ex45 256^3 as a
 user runs it (-log_view, max over ranks; the first product's set-up inside).  Efficiency: strong t1 / (p tp), weak t1 / tp.
 
-The model (pJDS's overlap, Kreutzer et al. 2012) predicts the time per iteration on p GPUs from the one-GPU run:
+The model (pJDS's overlap, Kreutzer et al. 2012), for NCCL's exchange (the rows of ours with NCCL), predicts the time per iteration on p GPUs from the one-GPU run:
     t(p) = f + (t1 - f) / p + max(0, t_halo(p) - t_diag(p)) + t_off + r * t_red
   t1     one GPU's time per iteration of the same global problem (strong) or of the same rows per GPU (weak; then the
          second term is t1 - f, unscaled)
@@ -113,9 +113,9 @@ for series, label in (("strong", "Strong scaling, ex1 7-point 256^3 (16.8M rows)
                 d = runs.get((series, t, h if p > 1 else ("nccl" if h == "host" else h), p), {})
                 v = d.get("ms_it")
                 row.append(f"{v:.3f}" + ("" if p == 1 or h != "nccl" or d.get("nccl") else " (no NCCL)") if v else "fails" if d else "")
-                if v and p > 1:
-                    mp = model(t1, p, 256 if series == "strong" else weakn[p], series == "strong")
-                    mods.append(f"{mp / v:.2f}" if mp else "n/a")
+                if v and p > 1:  # the model is of NCCL's exchange; the others wait on the host's
+                    mp = model(t1, p, 256 if series == "strong" else weakn[p], series == "strong") if h == "nccl" else None
+                    mods.append(f"{mp / v:.2f}" if mp else "-")
                 if v and p == nps[-1] and t1:
                     effs = t1 / (p * v) if series == "strong" else t1 / v
                 if v:
