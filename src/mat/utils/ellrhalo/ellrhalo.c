@@ -81,6 +81,12 @@ static PetscErrorCode MatELLRGetNCCL(MPI_Comm comm, ellr_nccl_comm **nccl)
   }
   PetscCallMPI(MPI_Comm_size(comm, &size));
   PetscCallMPI(MPI_Comm_rank(comm, &rank));
+  { /* -help lists the option (read at every product by MatELLRHaloApplies(); this asks nothing new) */
+    PetscBool flg = PETSC_TRUE;
+    PetscOptionsBegin(comm, NULL, "petsc-ellr: the MPI product's ghost exchange", "Mat");
+    PetscCall(PetscOptionsBool("-ellr_nccl", "Ghost values GPU to GPU through NCCL where each rank has a GPU of its own (false: MPIAIJ's exchange)", "MatMult", flg, &flg, NULL));
+    PetscOptionsEnd();
+  }
   c = (MatELLRNCCL *)calloc(1, sizeof(*c));
   PetscCheck(c, PETSC_COMM_SELF, PETSC_ERR_MEM, "Out of host memory");
   ok = (PetscMPIInt)ellr_nccl_available(&version, why, sizeof(why));
