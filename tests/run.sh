@@ -588,9 +588,14 @@ else PT_OK=0; tail -n +2 "$PTLOG" >"$PTLOG.rest"; Q=1 fail petsc_tutorials_build
     if [ "$NG" -ge 2 ]; then
       t_same nccl_halo_ex45_ellrt_np2 filter_types 1e-6 "$MPIEXEC -n 2 $PT/ex45 -dm_mat_type aijcusparse -dm_vec_type cuda -ksp_monitor_short" "$MPIEXEC -n 2 $PT/ex45 $DLL -dm_mat_type ellrt -dm_vec_type cuda -ksp_monitor_short"
       np=$([ "$NG" -ge 4 ] && echo 4 || echo 2)
-      # (ELLR_NCCL_WAIT=1: the first product waits for NCCL's set-up instead of using MPI's exchange meanwhile)
-      t_grep "nccl_halo_ran_pellr_np$np" "GPU to GPU through NCCL && NCCL ready after 0 products && ^ELLRHaloNCCL +[1-9] && ^ELLRMult +[1-9]" -- env ELLR_NCCL_WAIT=1 $MPIEXEC -n $np "$EX1" -mat_type pellr -n 40 -ksp_type cg -pc_type jacobi -log_view -info :mat,sys
-      t_same "nccl_halo_vs_host_staged_ellrt_np$np" filter_types 1e-10 "$MPIEXEC -n $np $EX1 -mat_type ellrt -n 33 -ksp_type cg -pc_type jacobi -ellr_nccl 0" "ELLR_NCCL_WAIT=1 $MPIEXEC -n $np $EX1 -mat_type ellrt -n 33 -ksp_type cg -pc_type jacobi"
+      # (-ellr_nccl_wait: the first product waits for NCCL's set-up instead of using MPI's exchange meanwhile)
+      t_grep "nccl_halo_ran_pellr_np$np" "GPU to GPU through NCCL && NCCL ready after 0 products && ^ELLRHaloNCCL +[1-9] && ^ELLRMult +[1-9]" -- $MPIEXEC -n $np "$EX1" -mat_type pellr -n 40 -ksp_type cg -pc_type jacobi -ellr_nccl_wait -log_view -info :mat,sys
+      t_same "nccl_halo_vs_host_staged_ellrt_np$np" filter_types 1e-10 "$MPIEXEC -n $np $EX1 -mat_type ellrt -n 33 -ksp_type cg -pc_type jacobi -ellr_nccl 0" "$MPIEXEC -n $np $EX1 -mat_type ellrt -n 33 -ksp_type cg -pc_type jacobi -ellr_nccl_wait"
+      # the differential tests with NCCL's exchange from the first product: every product, new patterns (COO,
+      # preallocation again), ranks without rows or ghosts, rectangular matrices
+      for c in band zero_rows_rank rect_tall coo prealloc; do
+        t_out "nccl_diff_aij_${c}_np$np" "diff_aij_$c" filter_std 0 -- $MPIEXEC -n $np "$DIFF" -cases $c -group core -ellr_nccl_wait $ENGINE
+      done
       # without waiting: the products switch from MPI's exchange to NCCL's at the same product on every rank
       t_grep "nccl_halo_switch_ellrt_np2" "NCCL ready after [1-9][0-9]* products && ^ELLRHaloNCCL +[1-9]" -- $MPIEXEC -n 2 "$EX1" -mat_type ellrt -n 64 -ksp_type cg -pc_type jacobi -ksp_rtol 0 -ksp_atol 0 -ksp_max_it 20000 -log_view -info :mat,sys
     else

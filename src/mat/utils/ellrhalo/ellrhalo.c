@@ -5,25 +5,28 @@
   PETSc's own product (MPIAIJCUSPARSE's, through MPIAIJ's scatter Mvctx) stages the ghost values through the host
   unless MPI is CUDA-aware; this path replaces that exchange, not the matrix: the blocks are MPIAIJ's, their products
   the library's, the pattern of the exchange PETSc's (a PetscSF over the off-diagonal block's global columns, as Mvctx).
-  It runs when, on every rank, NCCL loads, each rank has a GPU of its own (NCCL refuses two ranks on one GPU), the
+  It runs where, on every rank, NCCL loads, each rank has a GPU of its own (NCCL refuses two ranks on one GPU), the
   vectors are CUDA vectors on the GPU, and -ellr_nccl is not false; otherwise MPIAIJ's product runs and -info says why.
-  One NCCL communicator per PETSc communicator (an MPI attribute, freed with the communicator); one exchange plan per
-  matrix (a composed container, remade when the nonzero pattern changes).
+
+  Rule: every choice between NCCL and MPIAIJ's exchange is made collectively (an all-reduce when the communicator or
+  the plan is made), since a rank in NCCL's exchange waits for its peers there forever.  One NCCL communicator per
+  PETSc communicator (an MPI attribute, freed with the communicator); one plan per matrix and nonzero pattern (a
+  composed container).
 */
 #include "../../impls/ellr/ellrimpl.h"
-#if defined(PETSCELLR_PETSC_HAS_CUDA)
+#if defined(PETSCELLR_HAVE_CUDA) && defined(PETSCELLR_PETSC_HAS_CUDA)
   #include "ellr_halo.h"
   #include <petscsf.h>
 
 static PetscMPIInt   MatELLRNCCLKeyval = MPI_KEYVAL_INVALID;
 static PetscLogEvent MAT_ELLRHalo      = -1;
 
-/* What a communicator has: an NCCL communicator, or the reason it has none (the same on every rank). */
+/* What a communicator has: an NCCL communicator, or none (the same on every rank). */
 typedef struct {
   ellr_nccl_comm *nccl;
-  PetscBool       ready;     /* its non-blocking set-up is done on every rank */
-  PetscInt        nwaiting;  /* products that used MPI's exchange meanwhile */
-  char            why[256];
+  PetscBool       ready;    /* its non-blocking set-up is done on every rank */
+  PetscBool       wait;     /* -ellr_nccl_wait: the first product waits for the set-up */
+  PetscInt        nwaiting; /* products that used MPI's exchange meanwhile */
 } MatELLRNCCL;
 
 static PetscMPIInt MPIAPI MatELLRNCCLDelete(MPI_Comm comm, PetscMPIInt keyval, void *attr, void *extra)
@@ -36,27 +39,59 @@ static PetscMPIInt MPIAPI MatELLRNCCLDelete(MPI_Comm comm, PetscMPIInt keyval, v
   return MPI_SUCCESS;
 }
 
-/* Whether NCCL's set-up is done on every rank (the same answer everywhere); with ELLR_NCCL_WAIT=1 in the environment
-   (benchmarks and tests of the exchange itself) it waits for it. */
+/* Whether NCCL's set-up is done on every rank (the same answer everywhere); with -ellr_nccl_wait it waits for it.  A
+   set-up that failed anywhere leaves every rank on MPI's exchange. */
 static PetscErrorCode MatELLRNCCLPoll(MPI_Comm comm, MatELLRNCCL *c)
 {
-  const char *w    = getenv("ELLR_NCCL_WAIT");
-  PetscBool   wait = (PetscBool)(w && w[0] == '1');
   PetscMPIInt st, all = 0;
 
   PetscFunctionBegin;
   while (c->nccl && !c->ready) {
     st = (PetscMPIInt)ellr_nccl_comm_ready(c->nccl);
     PetscCallMPI(MPIU_Allreduce(&st, &all, 1, MPI_INT, MPI_MIN, comm));
-    PetscCheck(all >= 0, comm, PETSC_ERR_LIB, "NCCL's communicator failed to set up (%s); run with -ellr_nccl 0 for MPI's exchange", st < 0 ? ellr_last_error() : "on another rank");
-    if (all == 1) {
+    if (all < 0) {
+      PetscCall(PetscInfo(NULL, "petsc-ellr: NCCL's set-up failed (%s): MPI's exchange from now on\n", st < 0 ? ellr_last_error() : "on another rank"));
+      ellr_nccl_comm_destroy(c->nccl);
+      c->nccl = NULL;
+    } else if (all == 1) {
       c->ready = PETSC_TRUE;
       PetscCall(PetscInfo(NULL, "petsc-ellr: NCCL ready after %" PetscInt_FMT " products with MPI's exchange\n", c->nwaiting));
-    } else if (!wait) {
+    } else if (!c->wait) {
       c->nwaiting++;
       break;
     }
   }
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* Why this communicator gets no NCCL ("" where it does); the same answer on every rank. */
+static PetscErrorCode MatELLRNCCLWhyNot(MPI_Comm comm, PetscBool enabled, char *why, size_t len)
+{
+  PetscMPIInt size, ok, allok;
+  char        uuid[16] = {0}, *all;
+
+  PetscFunctionBegin;
+  why[0] = 0;
+  PetscCallMPI(MPI_Comm_size(comm, &size));
+  if (size == 1) PetscCall(PetscSNPrintf(why, len, "one rank, no ghost values"));
+  else if (!enabled) PetscCall(PetscSNPrintf(why, len, "-ellr_nccl false"));
+  if (why[0]) PetscFunctionReturn(PETSC_SUCCESS);
+  ok = (PetscMPIInt)ellr_nccl_available(NULL, why, len);
+  if (ok && ellr_cuda_device_uuid(uuid) != ELLR_OK) {
+    ok = 0;
+    PetscCall(PetscSNPrintf(why, len, "%s", ellr_last_error()));
+  }
+  PetscCallMPI(MPIU_Allreduce(&ok, &allok, 1, MPI_INT, MPI_MIN, comm));
+  if (!allok) {
+    if (ok) PetscCall(PetscSNPrintf(why, len, "NCCL or the GPU is missing on another rank"));
+    PetscFunctionReturn(PETSC_SUCCESS);
+  }
+  PetscCall(PetscMalloc1(16 * (size_t)size, &all)); /* each rank a GPU of its own: device UUIDs differ across nodes too */
+  PetscCallMPI(MPI_Allgather(uuid, 16, MPI_CHAR, all, 16, MPI_CHAR, comm));
+  for (PetscMPIInt r = 0; r < size && !why[0]; r++)
+    for (PetscMPIInt s = r + 1; s < size && !why[0]; s++)
+      if (!memcmp(all + 16 * r, all + 16 * s, 16)) PetscCall(PetscSNPrintf(why, len, "ranks %d and %d share a GPU (NCCL needs one GPU per rank)", r, s));
+  PetscCall(PetscFree(all));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -66,9 +101,11 @@ static PetscErrorCode MatELLRNCCLPoll(MPI_Comm comm, MatELLRNCCL *c)
 static PetscErrorCode MatELLRGetNCCL(MPI_Comm comm, ellr_nccl_comm **nccl)
 {
   MatELLRNCCL *c;
-  PetscMPIInt  found, size, rank, ok, allok;
-  int          version;
-  char         why[256], pci[32] = {0}, *all;
+  PetscMPIInt  found, size, rank, st, allst;
+  PetscBool    enabled = PETSC_TRUE, wait = PETSC_FALSE;
+  int          version = 0;
+  char         why[256];
+  ellr_nccl_id id;
 
   PetscFunctionBegin;
   *nccl = NULL;
@@ -81,53 +118,42 @@ static PetscErrorCode MatELLRGetNCCL(MPI_Comm comm, ellr_nccl_comm **nccl)
   }
   PetscCallMPI(MPI_Comm_size(comm, &size));
   PetscCallMPI(MPI_Comm_rank(comm, &rank));
-  { /* -help lists the option (read at every product by MatELLRHaloApplies(); this asks nothing new) */
-    PetscBool flg = PETSC_TRUE;
-    PetscOptionsBegin(comm, NULL, "petsc-ellr: the MPI product's ghost exchange", "Mat");
-    PetscCall(PetscOptionsBool("-ellr_nccl", "Ghost values GPU to GPU through NCCL where each rank has a GPU of its own (false: MPIAIJ's exchange)", "MatMult", flg, &flg, NULL));
-    PetscOptionsEnd();
-  }
-  c = (MatELLRNCCL *)calloc(1, sizeof(*c));
+  PetscOptionsBegin(comm, NULL, "petsc-ellr: the MPI product's ghost exchange", "Mat");
+  PetscCall(PetscOptionsBool("-ellr_nccl", "Ghost values GPU to GPU through NCCL where each rank has a GPU of its own (false: MPIAIJ's exchange)", "MatMult", enabled, &enabled, NULL));
+  PetscCall(PetscOptionsBool("-ellr_nccl_wait", "The first product waits for NCCL's set-up (else MPI's exchange until it is done)", "MatMult", wait, &wait, NULL));
+  PetscOptionsEnd();
+  PetscCall(MatELLRNCCLWhyNot(comm, enabled, why, sizeof(why)));
+  c = (MatELLRNCCL *)calloc(1, sizeof(*c)); /* freed by the attribute's delete function, maybe after PetscFinalize() */
   PetscCheck(c, PETSC_COMM_SELF, PETSC_ERR_MEM, "Out of host memory");
-  ok = (PetscMPIInt)ellr_nccl_available(&version, why, sizeof(why));
-  if (ok && ellr_cuda_device_pci_id(pci, (int)sizeof(pci)) != ELLR_OK) {
-    ok = 0;
-    PetscCall(PetscSNPrintf(why, sizeof(why), "%s", ellr_last_error()));
-  }
-  PetscCallMPI(MPIU_Allreduce(&ok, &allok, 1, MPI_INT, MPI_MIN, comm));
-  if (allok) { /* each rank a GPU of its own */
-    PetscCall(PetscMalloc1(32 * (size_t)size, &all));
-    PetscCallMPI(MPI_Allgather(pci, 32, MPI_CHAR, all, 32, MPI_CHAR, comm));
-    for (PetscMPIInt r = 0; r < size && allok; r++)
-      for (PetscMPIInt s = r + 1; s < size && allok; s++)
-        if (!strncmp(all + 32 * r, all + 32 * s, 32)) {
-          allok = 0;
-          PetscCall(PetscSNPrintf(why, sizeof(why), "ranks %d and %d share the GPU %s (NCCL needs one GPU per rank)", r, s, all + 32 * r));
-        }
-    PetscCall(PetscFree(all));
-  } else if (ok) PetscCall(PetscSNPrintf(why, sizeof(why), "NCCL is missing on another rank"));
-  if (allok) {
-    ellr_nccl_id id;
-    if (!rank) PetscCall(MatELLRCheckStatus(ellr_nccl_get_id(&id), "ncclGetUniqueId"));
-    PetscCallMPI(MPI_Bcast(id.bytes, (PetscMPIInt)sizeof(id.bytes), MPI_BYTE, 0, comm));
-    PetscCall(MatELLRCheckStatus(ellr_nccl_comm_create(size, rank, &id, &c->nccl), "ncclCommInitRank"));
-    PetscCall(PetscInfo(NULL, "petsc-ellr: ghost values GPU to GPU through NCCL %d on %d ranks, one GPU each, once its set-up is done (MPI's exchange meanwhile)\n", version, size));
-  } else {
-    PetscCall(PetscSNPrintf(c->why, sizeof(c->why), "%s", why));
-    PetscCall(PetscInfo(NULL, "petsc-ellr: ghost values staged through the host by MPI (MPIAIJ's exchange): %s\n", why));
-  }
+  c->wait = wait;
   PetscCallMPI(MPI_Comm_set_attr(comm, MatELLRNCCLKeyval, c));
+  if (!why[0]) {
+    /* the id from rank 0, with its status: every rank knows whether to go on */
+    st = rank ? 0 : (PetscMPIInt)ellr_nccl_get_id(&id);
+    PetscCallMPI(MPI_Bcast(&st, 1, MPI_INT, 0, comm));
+    if (!st) PetscCallMPI(MPI_Bcast(id.bytes, (PetscMPIInt)sizeof(id.bytes), MPI_BYTE, 0, comm));
+    st = st ? st : (PetscMPIInt)ellr_nccl_comm_create(size, rank, &id, &c->nccl);
+    PetscCallMPI(MPIU_Allreduce(&st, &allst, 1, MPI_INT, MPI_MAX, comm));
+    if (allst) {
+      PetscCall(PetscSNPrintf(why, sizeof(why), "NCCL's communicator could not be made (%s)", st ? ellr_last_error() : "on another rank"));
+      ellr_nccl_comm_destroy(c->nccl);
+      c->nccl = NULL;
+    }
+  }
+  (void)ellr_nccl_available(&version, NULL, 0);
+  if (!why[0]) PetscCall(PetscInfo(NULL, "petsc-ellr: ghost values GPU to GPU through NCCL %d on %d ranks, one GPU each, once its set-up is done (MPI's exchange meanwhile)\n", version, size));
+  else PetscCall(PetscInfo(NULL, "petsc-ellr: ghost values staged through the host by MPI (MPIAIJ's exchange): %s\n", why));
   PetscCall(MatELLRNCCLPoll(comm, c));
   *nccl = c->ready ? c->nccl : NULL;
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* One matrix's exchange: the plan and the ghost vector, for the nonzero pattern of nzstate. */
+/* One matrix's exchange for one nonzero pattern: the plan and the ghost vector, or none (halo NULL: MPIAIJ's). */
 typedef struct {
   ellr_halo       *halo;
   Vec              ghosts;
-  PetscObjectState nzstate;
-  Mat              offdiag;
+  PetscObjectState nzstate, offdiagnzstate;
+  PetscInt64       offdiagid; /* object ids are never reused, unlike addresses */
 } MatELLRHaloPlan;
 
 static PetscErrorCode MatELLRHaloPlanDestroy(void *ctx) /* ctx: the address of the plan's pointer */
@@ -142,59 +168,78 @@ static PetscErrorCode MatELLRHaloPlanDestroy(void *ctx) /* ctx: the address of t
 }
 
 /* The plan from the off-diagonal block's global columns (garray): a PetscSF from each ghost (leaf) to its owner's
-   entry (root), as MPIAIJ's Mvctx; its root ranks say what each rank receives and in which order, its leaf ranks what
-   it sends (PETSc's basic star forest lists a rank's roots in the order that rank's leaves reference them). */
-static PetscErrorCode MatELLRHaloPlanCreate(Mat A, Mat offdiag, const PetscInt *garray, MatELLRHaloPlan *p)
+   entry (root), as MPIAIJ's Mvctx.  Its root ranks say what each rank receives (rmine) and in which order, its leaf
+   ranks what it sends (irootloc).  PETSc's basic star forest sets irootloc up by receiving each leaf rank's rremote
+   list as it is (PetscSFSetUp_Basic), so a rank sends exactly the entries, in the order, that its peer receives.
+   Collective: a plan that cannot be made anywhere leaves every rank on MPIAIJ's exchange for this pattern. */
+static PetscErrorCode MatELLRHaloPlanCreate(Mat A, Mat offdiag, const PetscInt *garray, PetscBool applies, MatELLRHaloPlan *p)
 {
   PetscSF            sf;
   PetscInt           nghosts = offdiag->cmap->n;
-  PetscMPIInt        nr, ns;
+  PetscMPIInt        nr, ns, st = applies ? 0 : 1, allst;
   const PetscMPIInt *rranks, *sranks;
   const PetscInt    *roff, *rmine, *rremote, *soff, *sidx;
   int64_t           *ro, *so;
   int32_t           *ri, *si;
-  PetscBool          inplace = PETSC_TRUE;
+  PetscBool          inplace = PETSC_TRUE, basic;
   PetscLayout        map;
+  MPI_Comm           comm = PetscObjectComm((PetscObject)A);
 
   PetscFunctionBegin;
-  PetscCall(PetscSFCreate(PetscObjectComm((PetscObject)A), &sf));
+  PetscCall(PetscSFCreate(comm, &sf));
+  PetscCall(PetscSFSetType(sf, PETSCSFBASIC)); /* the order argued above is the basic type's */
   PetscCall(MatGetLayouts(A, NULL, &map));
   PetscCall(PetscSFSetGraphLayout(sf, map, nghosts, NULL, PETSC_COPY_VALUES, garray));
   PetscCall(PetscSFSetUp(sf));
+  PetscCall(PetscObjectTypeCompare((PetscObject)sf, PETSCSFBASIC, &basic));
   PetscCall(PetscSFGetRootRanks(sf, &nr, &rranks, &roff, &rmine, &rremote));
   PetscCall(PetscSFGetLeafRanks(sf, &ns, &sranks, &soff, &sidx));
-  PetscCall(PetscMalloc4(nr + 1, &ro, ns + 1, &so, roff[nr], &ri, soff[ns], &si));
-  for (PetscMPIInt j = 0; j <= nr; j++) ro[j] = roff[j];
-  for (PetscMPIInt i = 0; i <= ns; i++) so[i] = soff[i];
-  for (PetscInt k = 0; k < roff[nr]; k++) {
-    ri[k] = (int32_t)rmine[k];
-    if (rmine[k] != k) inplace = PETSC_FALSE;
+  if (!basic || roff[nr] > INT32_MAX || A->cmap->n > INT32_MAX) st = 1;
+  if (!st) {
+    PetscCall(PetscMalloc4(nr + 1, &ro, ns + 1, &so, roff[nr], &ri, soff[ns], &si));
+    for (PetscMPIInt j = 0; j <= nr; j++) ro[j] = roff[j];
+    for (PetscMPIInt i = 0; i <= ns; i++) so[i] = soff[i];
+    for (PetscInt k = 0; k < roff[nr]; k++) {
+      ri[k] = (int32_t)rmine[k];
+      if (rmine[k] != k) inplace = PETSC_FALSE;
+    }
+    for (PetscInt k = 0; k < soff[ns]; k++) si[k] = (int32_t)sidx[k];
+    if (ellr_halo_create(ns, sranks, so, si, nr, rranks, ro, inplace ? NULL : ri, &p->halo) != ELLR_OK) st = 2;
+    PetscCall(PetscFree4(ro, so, ri, si));
   }
-  for (PetscInt k = 0; k < soff[ns]; k++) si[k] = (int32_t)sidx[k];
-  PetscCall(MatELLRCheckStatus(ellr_halo_create(ns, sranks, so, si, nr, rranks, ro, inplace ? NULL : ri, &p->halo), "The NCCL exchange's set-up"));
-  PetscCall(PetscInfo(A, "petsc-ellr: NCCL exchange: sends %" PetscInt_FMT " values to %d ranks, receives %" PetscInt_FMT " from %d\n", soff[ns], ns, roff[nr], nr));
-  PetscCall(PetscFree4(ro, so, ri, si));
+  PetscCallMPI(MPIU_Allreduce(&st, &allst, 1, MPI_INT, MPI_MAX, comm));
+  if (allst) {
+    if (allst == 2) PetscCall(PetscInfo(A, "petsc-ellr: NCCL's exchange could not be set up (%s): MPIAIJ's exchange for this pattern\n", st == 2 ? ellr_last_error() : "on another rank"));
+    ellr_halo_destroy(p->halo);
+    p->halo = NULL;
+  } else {
+    PetscCall(VecCreateSeqCUDA(PETSC_COMM_SELF, nghosts, &p->ghosts));
+    PetscCall(PetscInfo(A, "petsc-ellr: NCCL exchange: sends %" PetscInt_FMT " values to %d ranks, receives %" PetscInt_FMT " from %d\n", soff[ns], ns, roff[nr], nr));
+  }
   PetscCall(PetscSFDestroy(&sf));
-  PetscCall(VecCreateSeqCUDA(PETSC_COMM_SELF, nghosts, &p->ghosts));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* Whether the product can take this path: CUDA vectors on the GPU, neither the matrix nor they bound to the CPU. */
-static PetscErrorCode MatELLRHaloApplies(Mat A, Vec x, Vec z, Vec y, PetscBool *applies)
+/* Whether this rank can take the path: CUDA vectors on the GPU, the matrix, its blocks and the vectors not bound to
+   the CPU, both blocks' products on the GPU storage.  Local: the plan agrees it across ranks once per pattern. */
+static PetscErrorCode MatELLRHaloApplies(Mat A, Mat blk[2], Mat_ELLR *be[2], Vec x, Vec z, Vec y, PetscBool *applies)
 {
   Vec       v[3] = {x, y, z};
-  PetscBool flg  = PETSC_TRUE, cuda, bound;
+  PetscBool cuda, bound;
 
   PetscFunctionBegin;
   *applies = PETSC_FALSE;
-  PetscCall(PetscOptionsGetBool(((PetscObject)A)->options, NULL, "-ellr_nccl", &flg, NULL));
-  if (!flg || MatELLRBoundToCPU(A)) PetscFunctionReturn(PETSC_SUCCESS);
+  if (MatELLRBoundToCPU(A)) PetscFunctionReturn(PETSC_SUCCESS);
   for (PetscInt k = 0; k < 3; k++) {
     if (!v[k]) continue;
     PetscCall(PetscObjectTypeCompare((PetscObject)v[k], VECMPICUDA, &cuda));
     if (!cuda) PetscFunctionReturn(PETSC_SUCCESS);
     PetscCall(VecBoundToCPU(v[k], &bound));
     if (bound) PetscFunctionReturn(PETSC_SUCCESS);
+  }
+  for (PetscInt k = 0; k < 2; k++) {
+    PetscCall(MatELLRGetData(blk[k], &be[k]));
+    if (!be[k] || be[k]->backend != MAT_ELLR_BACKEND_CUDA || MatELLRBoundToCPU(blk[k])) PetscFunctionReturn(PETSC_SUCCESS);
   }
   *applies = PETSC_TRUE;
   PetscFunctionReturn(PETSC_SUCCESS);
@@ -208,53 +253,59 @@ static PetscErrorCode MatELLRHaloApplies(Mat A, Vec x, Vec z, Vec y, PetscBool *
 */
 PetscErrorCode MatELLRHaloMult(Mat A, Vec x, Vec z, Vec y, PetscBool *done)
 {
-#if defined(PETSCELLR_PETSC_HAS_CUDA)
-  Mat              blk[2];
-  Mat_ELLR        *be[2];
-  const PetscInt  *garray;
-  ellr_nccl_comm  *nccl;
-  MatELLRHaloPlan *p = NULL;
-  PetscContainer   c;
-  PetscBool        applies;
+#if defined(PETSCELLR_HAVE_CUDA) && defined(PETSCELLR_PETSC_HAS_CUDA)
+  Mat                blk[2];
+  Mat_ELLR          *be[2] = {NULL, NULL};
+  const PetscInt    *garray;
+  ellr_nccl_comm    *nccl;
+  MatELLRHaloPlan   *p = NULL;
+  PetscContainer     c;
+  PetscBool          applies, cuda;
   const PetscScalar *ax;
   PetscScalar       *ag;
   void              *stream;
+  PetscErrorCode     perr;
+  ellr_status        st;
 #endif
 
   PetscFunctionBegin;
   *done = PETSC_FALSE;
-#if defined(PETSCELLR_PETSC_HAS_CUDA)
-  PetscCall(MatELLRHaloApplies(A, x, z, y, &applies));
-  if (!applies) PetscFunctionReturn(PETSC_SUCCESS);
-  PetscCall(MatMPIAIJGetSeqAIJ(A, &blk[0], &blk[1], &garray));
-  for (PetscInt k = 0; k < 2; k++) {
-    PetscCall(MatELLRGetData(blk[k], &be[k]));
-    if (!be[k] || be[k]->backend != MAT_ELLR_BACKEND_CUDA || MatELLRBoundToCPU(blk[k])) PetscFunctionReturn(PETSC_SUCCESS);
-  }
+#if defined(PETSCELLR_HAVE_CUDA) && defined(PETSCELLR_PETSC_HAS_CUDA)
+  /* the vectors' type and the matrix's are the same on every rank (collective objects): nothing collective before */
+  PetscCall(PetscObjectTypeCompare((PetscObject)x, VECMPICUDA, &cuda));
+  if (!cuda || MatELLRBoundToCPU(A)) PetscFunctionReturn(PETSC_SUCCESS);
   PetscCall(MatELLRGetNCCL(PetscObjectComm((PetscObject)A), &nccl));
   if (!nccl) PetscFunctionReturn(PETSC_SUCCESS);
+  PetscCall(MatMPIAIJGetSeqAIJ(A, &blk[0], &blk[1], &garray));
+  PetscCall(MatELLRHaloApplies(A, blk, be, x, z, y, &applies));
   if (MAT_ELLRHalo < 0) PetscCall(PetscLogEventRegister("ELLRHaloNCCL", MAT_CLASSID, &MAT_ELLRHalo));
-  /* the plan follows the pattern: MPIAIJ's assembly agrees A's nonzero state across ranks, so all remake it together */
+  /* the plan follows the pattern (A's nonzero state is agreed across ranks by MPIAIJ's assembly) */
   PetscCall(PetscObjectQuery((PetscObject)A, "MatELLRHaloPlan", (PetscObject *)&c));
   if (c) PetscCall(PetscContainerGetPointer(c, (void **)&p));
-  if (!p || p->nzstate != A->nonzerostate || p->offdiag != blk[1]) {
+  if (!p || p->nzstate != A->nonzerostate || p->offdiagid != ((PetscObject)blk[1])->id || p->offdiagnzstate != blk[1]->nonzerostate) {
     PetscCall(PetscNew(&p));
-    PetscCall(MatELLRHaloPlanCreate(A, blk[1], garray, p));
-    p->nzstate = A->nonzerostate;
-    p->offdiag = blk[1];
-    PetscCall(PetscObjectContainerCompose((PetscObject)A, "MatELLRHaloPlan", p, MatELLRHaloPlanDestroy));
+    PetscCall(PetscObjectContainerCompose((PetscObject)A, "MatELLRHaloPlan", p, MatELLRHaloPlanDestroy)); /* owns p from here */
+    p->nzstate        = A->nonzerostate;
+    p->offdiagid      = ((PetscObject)blk[1])->id;
+    p->offdiagnzstate = blk[1]->nonzerostate;
+    PetscCall(MatELLRHaloPlanCreate(A, blk[1], garray, applies, p));
   }
+  if (!p->halo) PetscFunctionReturn(PETSC_SUCCESS);
+  PetscCheck(applies, PETSC_COMM_SELF, PETSC_ERR_PLIB, "The NCCL exchange was set up for this matrix with the vectors on the GPU; multiply with the matrix's own vectors (MatCreateVecs()) or run with -ellr_nccl 0");
   PetscCall(PetscLogEventBegin(MAT_ELLRHalo, A, x, y, 0));
   PetscCall(MatELLRGetStream(&stream));
   PetscCall(VecCUDAGetArrayRead(x, &ax));
   PetscCall(VecCUDAGetArrayWrite(p->ghosts, &ag));
-  PetscCall(MatELLRCheckStatus(ellr_halo_begin(p->halo, nccl, ax, ag, stream), "The NCCL ghost exchange"));
+  PetscCall(MatELLRCheckStatus(ellr_halo_begin(p->halo, nccl, ax, ag, stream), "The NCCL ghost exchange (-ellr_nccl 0: MPIAIJ's exchange; NCCL_DEBUG=WARN says more)"));
   PetscCall(VecCUDARestoreArrayWrite(p->ghosts, &ag));
   PetscCall(VecCUDARestoreArrayRead(x, &ax));
   PetscCall(PetscLogEventEnd(MAT_ELLRHalo, A, x, y, 0));
-  PetscCall(MatELLRSeqProduct(blk[0], be[0], x, z, y, PETSC_FALSE)); /* while the ghosts move */
-  PetscCall(MatELLRCheckStatus(ellr_halo_end(p->halo, stream), "The NCCL ghost exchange"));
+  perr = MatELLRSeqProduct(blk[0], be[0], x, z, y, PETSC_FALSE); /* while the ghosts move */
+  st   = ellr_halo_end(p->halo, stream);                          /* also after a failed product: x stays read */
+  PetscCall(perr);
+  PetscCall(MatELLRCheckStatus(st, "The NCCL ghost exchange"));
   if (blk[1]->cmap->n) PetscCall(MatELLRSeqProduct(blk[1], be[1], p->ghosts, y, y, PETSC_FALSE));
+  PetscCall(MatELLRCheckStatus(ellr_halo_release(p->halo, stream), "The NCCL ghost exchange"));
   *done = PETSC_TRUE;
 #else
   (void)A, (void)x, (void)z, (void)y;

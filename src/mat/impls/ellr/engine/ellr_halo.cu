@@ -22,11 +22,12 @@ static struct {
   ncclResult_t (*comm_init_rank_config)(ncclComm_t *, int, ncclUniqueId, int, ncclConfig_t *);
   ncclResult_t (*get_async_error)(ncclComm_t, ncclResult_t *);
   ncclResult_t (*comm_destroy)(ncclComm_t);
+  ncclResult_t (*comm_finalize)(ncclComm_t);
+  ncclResult_t (*comm_abort)(ncclComm_t);
   ncclResult_t (*group_start)(void);
   ncclResult_t (*group_end)(void);
   ncclResult_t (*send)(const void *, size_t, ncclDataType_t, int, ncclComm_t, cudaStream_t);
   ncclResult_t (*recv)(void *, size_t, ncclDataType_t, int, ncclComm_t, cudaStream_t);
-  ncclResult_t (*all_reduce)(const void *, void *, size_t, ncclDataType_t, ncclRedOp_t, ncclComm_t, cudaStream_t);
 } nccl;
 static std::once_flag nccl_once;
 
@@ -50,14 +51,19 @@ static void nccl_load(void)
   NCCL_SYM(comm_init_rank_config, ncclCommInitRankConfig)
   NCCL_SYM(get_async_error, ncclCommGetAsyncError)
   NCCL_SYM(comm_destroy, ncclCommDestroy)
+  NCCL_SYM(comm_finalize, ncclCommFinalize)
+  NCCL_SYM(comm_abort, ncclCommAbort)
   NCCL_SYM(group_start, ncclGroupStart)
   NCCL_SYM(group_end, ncclGroupEnd)
   NCCL_SYM(send, ncclSend)
   NCCL_SYM(recv, ncclRecv)
-  NCCL_SYM(all_reduce, ncclAllReduce)
   #undef NCCL_SYM
   if (nccl.get_version(&nccl.version) != ncclSuccess) {
     snprintf(nccl.why, sizeof(nccl.why), "ncclGetVersion failed");
+    return;
+  }
+  if (nccl.version < 21800) { /* non-blocking communicators with grouped send/receive */
+    snprintf(nccl.why, sizeof(nccl.why), "NCCL %d is older than 2.18", nccl.version);
     return;
   }
   nccl.loaded = 1;
@@ -100,11 +106,10 @@ ellr_status ellr_nccl_comm_create(int nranks, int rank, const ellr_nccl_id *id, 
   if (!ellr_nccl_available(NULL, NULL, 0)) return ellr_error(ELLR_ERR_ARG, "%s", nccl.why);
   memcpy(&u, id->bytes, sizeof(u));
   if (!(c = (ellr_nccl_comm *)calloc(1, sizeof(*c)))) return ellr_error(ELLR_ERR_MEM, "out of host memory");
-  /* non-blocking: the set-up (peers' connections included, NCCL_RUNTIME_CONNECT=0 unless the user set it) goes on in
-     NCCL's background while the products use MPI's exchange; ellr_nccl_comm_ready() says when it is done */
+  /* non-blocking: the set-up goes on in NCCL's background while the products use MPI's exchange;
+     ellr_nccl_comm_ready() says when it is done */
   ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
   config.blocking     = 0;
-  setenv("NCCL_RUNTIME_CONNECT", "0", 0);
   ncclResult_t r = nccl.comm_init_rank_config(&c->comm, nranks, u, rank, &config);
   if (r != ncclSuccess && r != ncclInProgress) {
     free(c);
@@ -135,18 +140,15 @@ static ncclResult_t nccl_settle(ellr_nccl_comm *comm, ncclResult_t r)
   return r;
 }
 
+/* A communicator still setting up is aborted; a ready one finalized (its queued work flushed), then destroyed. */
 void ellr_nccl_comm_destroy(ellr_nccl_comm *comm)
 {
   if (!comm) return;
-  (void)nccl.comm_destroy(comm->comm);
+  if (ellr_nccl_comm_ready(comm) == 1 && nccl_settle(comm, nccl.comm_finalize(comm->comm)) == ncclSuccess) (void)nccl.comm_destroy(comm->comm);
+  else (void)nccl.comm_abort(comm->comm);
   free(comm);
 }
 
-ellr_status ellr_nccl_allreduce_sum(ellr_nccl_comm *comm, const double *x, double *y, size_t n, void *stream)
-{
-  NCCL_TRY(nccl_settle(comm, nccl.all_reduce(x, y, n, ncclDouble, ncclSum, comm->comm, (cudaStream_t)stream)));
-  return ELLR_OK;
-}
 #else
 int ellr_nccl_available(int *version, char *msg, size_t len)
 {
@@ -171,18 +173,15 @@ int         ellr_nccl_comm_ready(ellr_nccl_comm *comm)
   (void)comm;
   return -1;
 }
-ellr_status ellr_nccl_allreduce_sum(ellr_nccl_comm *comm, const double *x, double *y, size_t n, void *stream)
-{
-  (void)comm, (void)x, (void)y, (void)n, (void)stream;
-  return ellr_error(ELLR_ERR_ARG, "the library was built without NCCL's header (nccl.h)");
-}
 #endif
 
-ellr_status ellr_cuda_device_pci_id(char *buf, int len)
+ellr_status ellr_cuda_device_uuid(char uuid[16])
 {
-  int dev;
+  int            dev;
+  cudaDeviceProp prop;
   CU(cudaGetDevice(&dev));
-  CU(cudaDeviceGetPCIBusId(buf, len, dev));
+  CU(cudaGetDeviceProperties(&prop, dev));
+  memcpy(uuid, prop.uuid.bytes, 16);
   return ELLR_OK;
 }
 
@@ -193,7 +192,8 @@ struct ellr_halo {
   int32_t     *d_send_idx, *d_recv_slot; /* device; d_recv_slot NULL: received in place */
   double      *d_sendbuf, *d_recvbuf;    /* device; d_recvbuf NULL when received in place */
   cudaStream_t stream;                   /* the exchange's own, non-blocking: PETSc's may be the legacy stream */
-  cudaEvent_t  ready, done;
+  cudaEvent_t  ready, done, consumed; /* x written; ghosts arrived; ghosts read by the last off-diagonal product */
+  int          pending;              /* consumed recorded and not yet waited for */
 };
 
 __global__ static void ellr_halo_pack(int64_t n, const int32_t *__restrict__ idx, const double *__restrict__ x, double *__restrict__ buf)
@@ -238,6 +238,7 @@ ellr_status ellr_halo_create(int nsend, const int *send_ranks, const int64_t *se
   }
   CU(cudaEventCreateWithFlags(&h->ready, cudaEventDisableTiming));
   CU(cudaEventCreateWithFlags(&h->done, cudaEventDisableTiming));
+  CU(cudaEventCreateWithFlags(&h->consumed, cudaEventDisableTiming));
   if (ns) {
     CU(cudaMalloc((void **)&h->d_send_idx, sizeof(int32_t) * ns));
     CU(cudaMalloc((void **)&h->d_sendbuf, sizeof(double) * ns));
@@ -259,21 +260,23 @@ ellr_status ellr_halo_begin(ellr_halo *h, ellr_nccl_comm *comm, const double *x,
 
   CU(cudaEventRecord(h->ready, (cudaStream_t)stream));
   CU(cudaStreamWaitEvent(h->stream, h->ready, 0));
+  if (h->pending) CU(cudaStreamWaitEvent(h->stream, h->consumed, 0)); /* the stream of the last product may differ */
+  h->pending = 0;
   if (ns) {
     ellr_halo_pack<<<ellr_halo_blocks(ns), 256, 0, h->stream>>>(ns, h->d_send_idx, x, h->d_sendbuf);
     CU(cudaGetLastError());
   }
   NCCL_TRY(nccl.group_start());
   for (int i = 0; i < h->nsend; i++) {
-    ncclResult_t r = nccl_settle(comm, nccl.send(h->d_sendbuf + h->send_off[i], (size_t)(h->send_off[i + 1] - h->send_off[i]), ncclDouble, h->send_ranks[i], comm->comm, h->stream));
-    if (r != ncclSuccess) {
+    ncclResult_t r = nccl.send(h->d_sendbuf + h->send_off[i], (size_t)(h->send_off[i + 1] - h->send_off[i]), ncclDouble, h->send_ranks[i], comm->comm, h->stream);
+    if (r != ncclSuccess && r != ncclInProgress) { /* inside a group the calls only queue */
       (void)nccl.group_end();
       return ellr_error(ELLR_ERR_CUDA, "ncclSend to rank %d failed: %s", h->send_ranks[i], nccl.error_string(r));
     }
   }
   for (int j = 0; j < h->nrecv; j++) {
-    ncclResult_t r = nccl_settle(comm, nccl.recv(rbuf + h->recv_off[j], (size_t)(h->recv_off[j + 1] - h->recv_off[j]), ncclDouble, h->recv_ranks[j], comm->comm, h->stream));
-    if (r != ncclSuccess) {
+    ncclResult_t r = nccl.recv(rbuf + h->recv_off[j], (size_t)(h->recv_off[j + 1] - h->recv_off[j]), ncclDouble, h->recv_ranks[j], comm->comm, h->stream);
+    if (r != ncclSuccess && r != ncclInProgress) {
       (void)nccl.group_end();
       return ellr_error(ELLR_ERR_CUDA, "ncclRecv from rank %d failed: %s", h->recv_ranks[j], nccl.error_string(r));
     }
@@ -297,9 +300,11 @@ ellr_status ellr_halo_end(ellr_halo *h, void *stream)
   return ELLR_OK;
 }
 
-int64_t ellr_halo_bytes(const ellr_halo *h)
+ellr_status ellr_halo_release(ellr_halo *h, void *stream)
 {
-  return h ? (int64_t)sizeof(double) * h->send_off[h->nsend] : 0;
+  CU(cudaEventRecord(h->consumed, (cudaStream_t)stream));
+  h->pending = 1;
+  return ELLR_OK;
 }
 
 void ellr_halo_destroy(ellr_halo *h)
@@ -311,6 +316,7 @@ void ellr_halo_destroy(ellr_halo *h)
   }
   if (h->ready) (void)cudaEventDestroy(h->ready);
   if (h->done) (void)cudaEventDestroy(h->done);
+  if (h->consumed) (void)cudaEventDestroy(h->consumed);
   (void)cudaFree(h->d_send_idx);
   (void)cudaFree(h->d_sendbuf);
   (void)cudaFree(h->d_recv_slot);

@@ -9,6 +9,8 @@
   One exchange:  ellr_halo_begin(h, comm, x, ghosts, stream)   after the work on stream that wrote x
                  ... the diagonal block's product on stream ...
                  ellr_halo_end(h, stream)                       stream waits for the ghosts
+                 ... the off-diagonal block's product ...
+                 ellr_halo_release(h, stream)                   the ghosts may be overwritten after this
   Begin packs x's sent entries and runs NCCL's grouped sends and receives on the halo's own non-blocking stream,
   ordered after stream by an event; end orders stream after them by another.  Neither waits on the host.
 */
@@ -29,16 +31,14 @@ typedef struct {
 
 /* 1 when NCCL loaded (its version in *version, e.g. 23102), 0 with the reason in msg otherwise; loads once. */
 int ellr_nccl_available(int *version, char *msg, size_t len);
-/* The PCI bus id of the current device ("0000:1B:00.0"): ranks compare them to see that each has its own GPU. */
-ellr_status ellr_cuda_device_pci_id(char *buf, int len);
+/* The UUID of the current device: ranks compare them to see that each has a GPU of its own (across nodes too). */
+ellr_status ellr_cuda_device_uuid(char uuid[16]);
 
 ellr_status ellr_nccl_get_id(ellr_nccl_id *id); /* on one rank, then broadcast */
 ellr_status ellr_nccl_comm_create(int nranks, int rank, const ellr_nccl_id *id, ellr_nccl_comm **comm);
 /* The communicator is made non-blocking: 1 once its set-up is done, 0 while it goes on, -1 if it failed. */
 int         ellr_nccl_comm_ready(ellr_nccl_comm *comm);
 void        ellr_nccl_comm_destroy(ellr_nccl_comm *comm);
-/* y[0..n) = sum over ranks of x[0..n), doubles on the device, queued on stream (in place allowed). */
-ellr_status ellr_nccl_allreduce_sum(ellr_nccl_comm *comm, const double *x, double *y, size_t n, void *stream);
 
 /* The pattern of one exchange (host arrays, copied):
      sends to nsend ranks send_ranks[i], the entries x[send_idx[k]] for k in [send_off[i], send_off[i+1]);
@@ -48,8 +48,9 @@ ellr_status ellr_nccl_allreduce_sum(ellr_nccl_comm *comm, const double *x, doubl
 ellr_status ellr_halo_create(int nsend, const int *send_ranks, const int64_t *send_off, const int32_t *send_idx, int nrecv, const int *recv_ranks, const int64_t *recv_off, const int32_t *recv_slot, ellr_halo **h);
 ellr_status ellr_halo_begin(ellr_halo *h, ellr_nccl_comm *comm, const double *x, double *ghosts, void *stream);
 ellr_status ellr_halo_end(ellr_halo *h, void *stream);
+/* after the work on stream that reads the ghosts: the next exchange waits for it before it overwrites them */
+ellr_status ellr_halo_release(ellr_halo *h, void *stream);
 void        ellr_halo_destroy(ellr_halo *h);
-int64_t     ellr_halo_bytes(const ellr_halo *h); /* bytes this rank sends per exchange */
 
 #ifdef __cplusplus
 }

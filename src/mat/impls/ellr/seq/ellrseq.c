@@ -1,8 +1,5 @@
-/*
-  ellrseq.c - the operations a sequential matrix (or a block of an MPI one) of the petsc-ellr types puts over its
-  base type's: the four products run on the ELLPACK-R storage, unless the matrix is bound to the CPU or its backend
-  is aij, where they are the base type's own.
-*/
+/* ellrseq.c - the operations a sequential matrix (or a block of an MPI one) of the petsc-ellr types puts over its base
+   type's: the four products on the ELLPACK-R storage, or, bound to the CPU or with backend aij, the base type's own. */
 #include "../ellrimpl.h"
 
 static PetscErrorCode MatELLRSeqOperation(Mat, Vec, Vec, Vec, PetscBool);
@@ -56,12 +53,13 @@ static PetscErrorCode MatELLRSeqOperation(Mat A, Vec x, Vec z, Vec y, PetscBool 
   if (e) PetscCall(MatELLRResolve(e));
   if (!e || e->backend == MAT_ELLR_BACKEND_AIJ || MatELLRBoundToCPU(A)) {
     PetscErrorCode (*mult)(Mat, Vec, Vec), (*multadd)(Mat, Vec, Vec, Vec);
+    /* aijcusparse (PETSc 3.26) forms y = A^T x + z with y != z as A^T x + (old y) + z: the sum is made in y */
+    const PetscBool iny = (PetscBool)(PetscDefined(HAVE_CUDA) && transpose && z && z != y && !MatELLRBoundToCPU(A));
 
     PetscCall(MatELLRBaseOp(A, e, transpose ? offsetof(struct _MatOps, multtranspose) : offsetof(struct _MatOps, mult), (MatELLROpFn *)&mult));
     PetscCall(MatELLRBaseOp(A, e, transpose ? offsetof(struct _MatOps, multtransposeadd) : offsetof(struct _MatOps, multadd), (MatELLROpFn *)&multadd));
-    /* aijcusparse (PETSc 3.26) forms y = A^T x + z with y != z as A^T x + (old y) + z: the sum is made in y */
-    if (transpose && z && z != y) PetscCall(VecCopy(z, y));
-    if (z) PetscCall((*multadd)(A, x, transpose ? y : z, y));
+    if (iny) PetscCall(VecCopy(z, y));
+    if (z) PetscCall((*multadd)(A, x, iny ? y : z, y));
     else PetscCall((*mult)(A, x, y));
   } else PetscCall(MatELLRSeqProduct(A, e, x, z, y, transpose));
   PetscFunctionReturn(PETSC_SUCCESS);
