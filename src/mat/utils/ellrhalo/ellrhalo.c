@@ -101,7 +101,7 @@ static PetscErrorCode MatELLRNCCLWhyNot(MPI_Comm comm, PetscBool enabled, char *
 static PetscErrorCode MatELLRGetNCCL(MPI_Comm comm, ellr_nccl_comm **nccl)
 {
   MatELLRNCCL *c;
-  PetscMPIInt  found, size, rank, st, allst;
+  PetscMPIInt  found, size, rank, st, lst = 0, allst;
   PetscBool    enabled = PETSC_TRUE, wait = PETSC_FALSE;
   int          version = 0;
   char         why[256];
@@ -129,18 +129,18 @@ static PetscErrorCode MatELLRGetNCCL(MPI_Comm comm, ellr_nccl_comm **nccl)
   PetscCallMPI(MPI_Comm_set_attr(comm, MatELLRNCCLKeyval, c));
   if (!why[0]) {
     /* the id from rank 0, with its status: every rank knows whether to go on */
-    st = rank ? 0 : (PetscMPIInt)ellr_nccl_get_id(&id);
+    st = lst = rank ? 0 : (PetscMPIInt)ellr_nccl_get_id(&id);
     PetscCallMPI(MPI_Bcast(&st, 1, MPI_INT, 0, comm));
     if (!st) PetscCallMPI(MPI_Bcast(id.bytes, (PetscMPIInt)sizeof(id.bytes), MPI_BYTE, 0, comm));
-    st = st ? st : (PetscMPIInt)ellr_nccl_comm_create(size, rank, &id, &c->nccl);
-    PetscCallMPI(MPIU_Allreduce(&st, &allst, 1, MPI_INT, MPI_MAX, comm));
-    if (allst) {
-      PetscCall(PetscSNPrintf(why, sizeof(why), "NCCL's communicator could not be made (%s)", st ? ellr_last_error() : "on another rank"));
+    if (!st) lst = (PetscMPIInt)ellr_nccl_comm_create(size, rank, &id, &c->nccl);
+    PetscCallMPI(MPIU_Allreduce(&lst, &allst, 1, MPI_INT, MPI_MAX, comm));
+    if (allst || st) {
+      PetscCall(PetscSNPrintf(why, sizeof(why), "NCCL's communicator could not be made (%s)", lst ? ellr_last_error() : "on another rank"));
       ellr_nccl_comm_destroy(c->nccl);
       c->nccl = NULL;
     }
   }
-  (void)ellr_nccl_available(&version, NULL, 0);
+  if (!why[0]) (void)ellr_nccl_available(&version, NULL, 0); /* loaded already: the version */
   if (!why[0]) PetscCall(PetscInfo(NULL, "petsc-ellr: ghost values GPU to GPU through NCCL %d on %d ranks, one GPU each, once its set-up is done (MPI's exchange meanwhile)\n", version, size));
   else PetscCall(PetscInfo(NULL, "petsc-ellr: ghost values staged through the host by MPI (MPIAIJ's exchange): %s\n", why));
   PetscCall(MatELLRNCCLPoll(comm, c));
