@@ -31,7 +31,8 @@ ENGINE_C   := $(wildcard $(ENGINE_DIR)/*.c)
 BINDING_C  := $(wildcard src/mat/impls/ellr/*.c src/mat/impls/ellr/seq/*.c src/mat/impls/ellr/mpi/*.c)
 # the MPI product's ghost exchange through NCCL (loaded at run time; built where NCCL's header is found, NCCL_INC)
 BINDING_C  += $(wildcard src/mat/utils/ellrhalo/*.c)
-NCCL_INC   ?= $(firstword $(patsubst %/nccl.h,%,$(wildcard $(CURDIR)/.petsc-cuda/nccl/include/nccl.h $(CUDA_DIR)/include/nccl.h /usr/include/nccl.h)))
+# (the toolkit's or the system's first: a header no newer than the NCCL loaded at run time keeps ncclConfig_t's layout)
+NCCL_INC   ?= $(firstword $(patsubst %/nccl.h,%,$(wildcard $(CUDA_DIR)/include/nccl.h /usr/include/nccl.h $(CURDIR)/.petsc-cuda/nccl/include/nccl.h)))
 # the CG loop (KSPCGDEVICE): its PETSc-free passes (cgloop_*) and the KSP binding
 KSP_DIR    := src/ksp/impls/cgdevice
 BINDING_C  += $(wildcard $(KSP_DIR)/*.c)

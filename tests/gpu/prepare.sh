@@ -14,7 +14,7 @@ ROOT=$PWD
 # with ELLR_GPU_BUILD=build/cuda-debug tests/gpu/run.sh OUTDIR tests
 # NCCL's header, for the MPI product's GPU-to-GPU ghost exchange (the library loads NCCL itself at run time, where it
 # is installed): from PyPI's nvidia-nccl-cu13 wheel, whose library the GPU machine's Python has
-if [ ! -f .petsc-cuda/nccl/include/nccl.h ]; then
+if [ ! -f /usr/local/cuda/include/nccl.h ] && [ ! -f /usr/include/nccl.h ] && [ ! -f .petsc-cuda/nccl/include/nccl.h ]; then
   d=$(mktemp -d)
   python3 -m pip download -q --no-deps --only-binary=:all: --python-version 3.12 --platform manylinux_2_18_x86_64 -d "$d" nvidia-nccl-cu13
   mkdir -p .petsc-cuda/nccl/include
