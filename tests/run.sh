@@ -599,7 +599,7 @@ else PT_OK=0; tail -n +2 "$PTLOG" >"$PTLOG.rest"; Q=1 fail petsc_tutorials_build
       # without waiting: the products switch from MPI's exchange to NCCL's at the same product on every rank
       t_grep "nccl_halo_switch_ellrt_np2" "NCCL ready after [1-9][0-9]* products && ^ELLRHaloNCCL +[1-9]" -- $MPIEXEC -n 2 "$EX1" -mat_type ellrt -n 64 -ksp_type cg -pc_type jacobi -ksp_rtol 0 -ksp_atol 0 -ksp_max_it 20000 -log_view -info :mat,sys
     else
-      t_grep nccl_halo_fallback_np2 "ghost values staged through the host by MPI .*(share the GPU|NCCL not found) && ^ELLRMult +[1-9]" -- $MPIEXEC -n 2 "$EX1" -mat_type ellrt -n 20 -log_view -info :sys
+      t_grep nccl_halo_fallback_np2 "ghost values staged through the host by MPI .*(share a GPU|NCCL not found) && ^ELLRMult +[1-9]" -- $MPIEXEC -n 2 "$EX1" -mat_type ellrt -n 20 -log_view -info :sys
     fi
   elif wanted petsc_snes_ex19_gamg_ellrt petsc_snes_ex19_mg_bind_below_ellrt_np2; then
     echo "# petsc_snes_ex19_gamg_ellrt, petsc_snes_ex19_mg_bind_below_ellrt_np2 not run: ELLR_BACKEND=$BACKEND (CUDA vectors and aijcusparse: the GPU machine, tests/gpu/run.sh)"
