@@ -21,6 +21,13 @@
 static PetscMPIInt   MatELLRNCCLKeyval = MPI_KEYVAL_INVALID;
 static PetscLogEvent MAT_ELLRHalo      = -1;
 
+/* The event is registered at the first exchange: a PetscFinalize() forgets it (PetscInitialize() may follow). */
+static PetscErrorCode MatELLRHaloForgetEvent(void)
+{
+  MAT_ELLRHalo = -1;
+  return PETSC_SUCCESS;
+}
+
 /* What a communicator has: an NCCL communicator, or none (the same on every rank). */
 typedef struct {
   ellr_nccl_comm *nccl;
@@ -278,7 +285,10 @@ PetscErrorCode MatELLRHaloMult(Mat A, Vec x, Vec z, Vec y, PetscBool *done)
   if (!nccl) PetscFunctionReturn(PETSC_SUCCESS);
   PetscCall(MatMPIAIJGetSeqAIJ(A, &blk[0], &blk[1], &garray));
   PetscCall(MatELLRHaloApplies(A, blk, be, x, z, y, &applies));
-  if (MAT_ELLRHalo < 0) PetscCall(PetscLogEventRegister("ELLRHaloNCCL", MAT_CLASSID, &MAT_ELLRHalo));
+  if (MAT_ELLRHalo < 0) {
+    PetscCall(PetscLogEventRegister("ELLRHaloNCCL", MAT_CLASSID, &MAT_ELLRHalo));
+    PetscCall(PetscRegisterFinalize(MatELLRHaloForgetEvent));
+  }
   /* the plan follows the pattern (A's nonzero state is agreed across ranks by MPIAIJ's assembly) */
   PetscCall(PetscObjectQuery((PetscObject)A, "MatELLRHaloPlan", (PetscObject *)&c));
   if (c) PetscCall(PetscContainerGetPointer(c, (void **)&p));
