@@ -139,5 +139,6 @@ PETSC_INTERN PetscErrorCode MatELLRViewStorage(Mat, Mat_ELLR *, PetscViewer);
 /* seq/ellrmult.c */
 PETSC_INTERN PetscErrorCode MatELLRSeqProduct(Mat, Mat_ELLR *, Vec, Vec, Vec, PetscBool);
 PETSC_INTERN PetscErrorCode MatELLRSeqPrepare(Mat, Mat_ELLR *, PetscBool);
+PETSC_INTERN PetscErrorCode MatELLRVecOnDevice(Vec, PetscBool *); /* CUDA backend: a CUDA vector not bound to the CPU */
 PETSC_INTERN PetscErrorCode MatELLRHaloMult(Mat, Vec, Vec, Vec, PetscBool *); /* src/mat/utils/ellrhalo: NCCL's exchange */
 #endif

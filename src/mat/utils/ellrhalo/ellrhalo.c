@@ -232,17 +232,15 @@ static PetscErrorCode MatELLRHaloPlanCreate(Mat A, Mat offdiag, const PetscInt *
 static PetscErrorCode MatELLRHaloApplies(Mat A, Mat blk[2], Mat_ELLR *be[2], Vec x, Vec z, Vec y, PetscBool *applies)
 {
   Vec       v[3] = {x, y, z};
-  PetscBool cuda, bound;
+  PetscBool dev;
 
   PetscFunctionBegin;
   *applies = PETSC_FALSE;
   if (MatELLRBoundToCPU(A)) PetscFunctionReturn(PETSC_SUCCESS);
   for (PetscInt k = 0; k < 3; k++) {
     if (!v[k]) continue;
-    PetscCall(PetscObjectTypeCompare((PetscObject)v[k], VECMPICUDA, &cuda));
-    if (!cuda) PetscFunctionReturn(PETSC_SUCCESS);
-    PetscCall(VecBoundToCPU(v[k], &bound));
-    if (bound) PetscFunctionReturn(PETSC_SUCCESS);
+    PetscCall(MatELLRVecOnDevice(v[k], &dev));
+    if (!dev) PetscFunctionReturn(PETSC_SUCCESS);
   }
   for (PetscInt k = 0; k < 2; k++) {
     PetscCall(MatELLRGetData(blk[k], &be[k]));

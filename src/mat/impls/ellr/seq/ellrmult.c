@@ -58,7 +58,7 @@ static PetscErrorCode MatELLRVecRestore(Vec v, PetscBool dev, MatELLRAccess mode
 #if defined(PETSCELLR_HAVE_CUDA)
 /* Whether v's current values are on the GPU: only for CUDA vectors not bound to the CPU (a bound vector's host
    array is the current one and its device array may be stale, as on GAMG's coarse levels). */
-static PetscErrorCode MatELLRVecOnDevice(Vec v, PetscBool *dev)
+PetscErrorCode MatELLRVecOnDevice(Vec v, PetscBool *dev)
 {
   PetscFunctionBegin;
   *dev = PETSC_FALSE;
