@@ -461,6 +461,15 @@ int main(int argc, char **argv)
       PetscCall(MatCreateRedundantMatrix(A, size, MPI_COMM_NULL, MAT_INITIAL_MATRIX, &RA));
       PetscCall(MatCreateRedundantMatrix(B, size, MPI_COMM_NULL, MAT_INITIAL_MATRIX, &RB));
       {
+        /* on several processes PETSc gives each one a plain aijcusparse copy (no format), whose own products take CUDA
+           vectors only: it is checked through a MATAIJ copy with the host vectors used here, as Compare does */
+        PetscBool cusp;
+        MatType   fa;
+        PetscCall(PetscObjectTypeCompareAny((PetscObject)RA, &cusp, MATSEQAIJCUSPARSE, MATMPIAIJCUSPARSE, ""));
+        PetscCall(MatELLRGetFormat(RA, &fa));
+        if (cusp && !fa) PetscCall(MatConvert(RA, MATAIJ, MAT_INPLACE_MATRIX, &RA));
+      }
+      {
         Vec       x, y1, y2;
         PetscReal e;
         PetscCall(MatCreateVecs(RB, &x, &y1));

@@ -15,6 +15,7 @@ B=$PWD/${ELLR_GPU_BUILD:-build/cuda}
 NGPU=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU')
 NPS=${2:-$(for n in 1 2 4 8; do [ $n -le "$NGPU" ] && echo $n; done)}
 TYPES=${SCALING_TYPES:-aijcusparse sellcuda ellrt pellr}
+RUNS=${SCALING_RUNS:-strong weak ex45} # which series (all by default)
 mkdir -p "$OUT"
 # NVLink multicast stays off (the machine's rule); NCCL's library from the Python package where no system one is found
 export NCCL_NVLS_ENABLE=0 NVSHMEM_DISABLE_NVLS=1
@@ -31,6 +32,9 @@ run() {
   local name=$1 np=$2 t=$3 halo=$4
   shift 4
   local extra=""
+  local series=$name
+  [ "$name" = parts ] && series=strong # the model's inputs go with the strong series
+  case " $RUNS " in *" $series "*) ;; *) return 0 ;; esac
   [ "$halo" = host ] && extra="-ellr_nccl 0"
   # ex1's time per iteration is NCCL's exchange from the first product on (-ellr_nccl_wait); ex45 runs as a user runs
   # it: MPI's exchange until NCCL's set-up is done in the background
