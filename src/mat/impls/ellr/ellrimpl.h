@@ -141,4 +141,5 @@ PETSC_INTERN PetscErrorCode MatELLRSeqProduct(Mat, Mat_ELLR *, Vec, Vec, Vec, Pe
 PETSC_INTERN PetscErrorCode MatELLRSeqPrepare(Mat, Mat_ELLR *, PetscBool);
 PETSC_INTERN PetscErrorCode MatELLRVecOnDevice(Vec, PetscBool *); /* CUDA backend: a CUDA vector not bound to the CPU */
 PETSC_INTERN PetscErrorCode MatELLRHaloMult(Mat, Vec, Vec, Vec, PetscBool *); /* src/mat/utils/ellrhalo: NCCL's exchange */
+PETSC_INTERN PetscErrorCode MatELLRHaloStart(Mat);                          /* ... and its set-up, started early */
 #endif

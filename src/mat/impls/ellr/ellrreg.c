@@ -133,8 +133,8 @@ PetscErrorCode MatELLRGetFormat(Mat A, MatType *format)
 /*@
   MatELLRGetProductCount - Number of products (`MatMult()`, `MatMultAdd()`, `MatMultTranspose()`,
   `MatMultTransposeAdd()`) that ran on the ELLPACK-R storage of this matrix; for a parallel matrix the smaller of the
-  counts of this process's diagonal and off-diagonal blocks, so that a block whose products did not run on the
-  storage shows
+  counts of this process's diagonal and off-diagonal blocks (the diagonal block's where the process has no ghost
+  values), so that a block whose products did not run on the storage shows
 
   Not Collective
 
@@ -167,6 +167,7 @@ PetscErrorCode MatELLRGetProductCount(Mat A, PetscInt *count)
     if (blk[k]) PetscCall(MatELLRGetData(blk[k], &be[k]));
   if (!e) *count = 0;
   else if (!e->mpi) *count = e->nproducts;
+  else if (blk[1] && !blk[1]->cmap->n) *count = be[0] ? be[0]->nproducts : 0; /* no ghosts: the off-diagonal block has nothing to multiply */
   else *count = PetscMin(be[0] ? be[0]->nproducts : 0, be[1] ? be[1]->nproducts : 0);
   PetscFunctionReturn(PETSC_SUCCESS);
 }

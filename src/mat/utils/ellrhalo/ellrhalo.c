@@ -102,9 +102,10 @@ static PetscErrorCode MatELLRNCCLWhyNot(MPI_Comm comm, PetscBool enabled, char *
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* The communicator's NCCL once it is ready on every rank, else NULL (the product uses MPI's exchange).  Collective.
-   NCCL's set-up takes about a second (doc/performance.md): it runs in NCCL's background from the first product on,
-   each product asks whether every rank is done (one host all-reduce of an int), and all switch at the same product. */
+/* The communicator's NCCL once it is ready on every rank, else NULL (the product uses MPI's exchange); with nccl NULL
+   only the set-up is started.  Collective.  NCCL's set-up takes about a second (doc/performance.md): it runs in NCCL's
+   background from the creation of the first matrix that will use it (MatELLRHaloStart()), each product asks whether
+   every rank is done (one host all-reduce of an int) until all are, and all switch at the same product. */
 static PetscErrorCode MatELLRGetNCCL(MPI_Comm comm, ellr_nccl_comm **nccl)
 {
   MatELLRNCCL *c;
@@ -115,9 +116,10 @@ static PetscErrorCode MatELLRGetNCCL(MPI_Comm comm, ellr_nccl_comm **nccl)
   ellr_nccl_id id;
 
   PetscFunctionBegin;
-  *nccl = NULL;
+  if (nccl) *nccl = NULL;
   if (MatELLRNCCLKeyval == MPI_KEYVAL_INVALID) PetscCallMPI(MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, MatELLRNCCLDelete, &MatELLRNCCLKeyval, NULL));
   PetscCallMPI(MPI_Comm_get_attr(comm, MatELLRNCCLKeyval, &c, &found));
+  if (found && !nccl) PetscFunctionReturn(PETSC_SUCCESS);
   if (found) {
     PetscCall(MatELLRNCCLPoll(comm, c));
     *nccl = c->ready ? c->nccl : NULL;
@@ -150,6 +152,7 @@ static PetscErrorCode MatELLRGetNCCL(MPI_Comm comm, ellr_nccl_comm **nccl)
   if (!why[0]) (void)ellr_nccl_available(&version, NULL, 0); /* loaded already: the version */
   if (!why[0]) PetscCall(PetscInfo(NULL, "petsc-ellr: ghost values GPU to GPU through NCCL %d on %d ranks, one GPU each, once its set-up is done (MPI's exchange meanwhile)\n", version, size));
   else PetscCall(PetscInfo(NULL, "petsc-ellr: ghost values staged through the host by MPI (MPIAIJ's exchange): %s\n", why));
+  if (!nccl) PetscFunctionReturn(PETSC_SUCCESS);
   PetscCall(MatELLRNCCLPoll(comm, c));
   *nccl = c->ready ? c->nccl : NULL;
   PetscFunctionReturn(PETSC_SUCCESS);
@@ -250,6 +253,24 @@ static PetscErrorCode MatELLRHaloApplies(Mat A, Mat blk[2], Mat_ELLR *be[2], Vec
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 #endif
+
+/*
+  MatELLRHaloStart - starts the communicator's NCCL set-up for a matrix whose products will run on GPUs (an MPI
+  aijcusparse base not bound to the CPU), so that it overlaps the program's assembly.  Collective.
+*/
+PetscErrorCode MatELLRHaloStart(Mat A)
+{
+  PetscFunctionBegin;
+#if defined(PETSCELLR_HAVE_CUDA) && defined(PETSCELLR_PETSC_HAS_CUDA)
+  PetscBool cuda;
+
+  PetscCall(PetscObjectTypeCompare((PetscObject)A, MATMPIAIJCUSPARSE, &cuda));
+  if (cuda && !MatELLRBoundToCPU(A)) PetscCall(MatELLRGetNCCL(PetscObjectComm((PetscObject)A), NULL));
+#else
+  (void)A;
+#endif
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
 
 /*
   MatELLRHaloMult - y = A x (+ z) with the ghost exchange through NCCL, overlapped with the diagonal block's product;

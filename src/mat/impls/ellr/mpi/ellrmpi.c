@@ -46,6 +46,7 @@ static PetscErrorCode MatELLRMPIPrepareBlocks(Mat A, Mat_ELLR *e, PetscBool tran
 {
   Mat             blk[2];
   MatELLRSettings s[2];
+  Mat_ELLR       *be;
 
   PetscFunctionBegin;
   PetscCall(MatMPIAIJGetSeqAIJ(A, &blk[0], &blk[1], NULL));
@@ -54,8 +55,6 @@ static PetscErrorCode MatELLRMPIPrepareBlocks(Mat A, Mat_ELLR *e, PetscBool tran
   MatELLRSettingsOffDiag(&e->settings, &s[1]);
   s[0].block = s[1].block = PETSC_TRUE;
   for (PetscInt k = 0; k < 2; k++) {
-    Mat_ELLR *be;
-
     if (!blk[k]) continue;
     PetscCall(MatELLRGetData(blk[k], &be));
     if (!be || !MatELLRSettingsEqual(&be->settings, &s[k])) PetscCall(MatELLRAttachSeq(blk[k], &s[k], NULL));
@@ -86,7 +85,7 @@ static PetscErrorCode MatELLRMPIOperation(Mat A, Vec x, Vec z, Vec y, PetscBool 
 /* -mat_view ::ascii_info: the base type's view, then the format and the first process's blocks. */
 static PetscErrorCode MatView_MPIELLR(Mat A, PetscViewer viewer)
 {
-  Mat_ELLR   *e;
+  Mat_ELLR   *e, *be;
   PetscViewer sv;
   PetscMPIInt rank;
   Mat         blk[2];
@@ -100,8 +99,6 @@ static PetscErrorCode MatView_MPIELLR(Mat A, PetscViewer viewer)
   PetscCall(PetscViewerASCIIPrintf(viewer, "petsc-ellr format %s on each process's diagonal block, sorted slices of its non-empty rows on the off-diagonal block; the first process's blocks:\n", e->settings.format));
   PetscCall(PetscViewerGetSubViewer(viewer, PETSC_COMM_SELF, &sv));
   for (PetscInt k = 0; k < 2 && !rank; k++) {
-    Mat_ELLR *be;
-
     PetscCall(MatELLRGetData(blk[k], &be));
     if (be) PetscCall(MatELLRViewStorage(blk[k], be, sv));
   }
@@ -116,5 +113,6 @@ PetscErrorCode MatELLRAttachMPI(Mat A, const MatELLRSettings *s, Mat_ELLR *src)
   PetscCall(MatELLRSetOpsTable(PETSC_TRUE, PETSC_FALSE, MatELLRMPIOpsELLRT, MAT_ELLR_MPI_NOPS));
   PetscCall(MatELLRSetOpsTable(PETSC_TRUE, PETSC_TRUE, MatELLRMPIOpsPELLR, MAT_ELLR_MPI_NOPS));
   PetscCall(MatELLRAttachOps(A, s, MatELLRIsPELLR(s) ? MatELLRMPIOpsPELLR : MatELLRMPIOpsELLRT, MAT_ELLR_MPI_NOPS, src, NULL));
+  PetscCall(MatELLRHaloStart(A)); /* NCCL's set-up, where it will run, overlaps the assembly instead of the products */
   PetscFunctionReturn(PETSC_SUCCESS);
 }
