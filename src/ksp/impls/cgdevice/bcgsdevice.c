@@ -10,6 +10,7 @@
   KSPBCGS's own loop, with a PetscInfo() line saying why.
 */
 #include "kspdeviceloop.h"
+#include <petsc/private/pcimpl.h>
 #include "bcgsloop.h"
 
 PETSC_EXTERN PetscErrorCode KSPCreate_BCGS(KSP);
@@ -145,11 +146,13 @@ static PetscErrorCode KSPBCGSDeviceStopped(KSP ksp, const cgloop_state *st)
 /* why KSPBCGS's own loop runs, beyond the checks every loop shares; NULL when the passes can */
 static PetscErrorCode KSPBCGSDeviceWhyNot(KSP ksp, const char **why)
 {
-  PetscBool scale;
+  PetscBool scale = PETSC_FALSE;
 
   PetscFunctionBegin;
   *why = NULL;
-  PetscCall(PCGetDiagonalScale(ksp->pc, &scale));
+#if PETSC_VERSION_LT(3, 26, 0) /* PCSetDiagonalScale(): PCApplyBAorAB() scales around the product (gone in 3.26) */
+  scale = ksp->pc->diagonalscale;
+#endif
   /* KSPBCGS's loop breaks with max_it 0 at its first iteration with another reason than the passes' */
   if (ksp->max_it == 0) *why = "max_it is 0";
   else if (scale) *why = "the preconditioner scales the system (PCSetDiagonalScale())";
@@ -175,10 +178,10 @@ static PetscErrorCode KSPSolve_BCGSDevice(KSP ksp)
   L = &c->loop;
   PetscCall(PCGetOperators(ksp->pc, &A, &P));
   PetscCall(KSPDeviceLoopPCKind(ksp, A, &pc));
-  L->path = KSP_DEVICELOOP_PETSC;
-  PetscCall(KSPBCGSDeviceWhyNot(ksp, &why));
-  if (!why) PetscCall(KSPDeviceLoopChoosePath(L, ksp, A, pc, &why));
+  PetscCall(KSPDeviceLoopChoosePath(L, ksp, A, pc, &why));
+  if (!why) PetscCall(KSPBCGSDeviceWhyNot(ksp, &why));
   if (why) {
+    L->path = KSP_DEVICELOOP_PETSC;
     PetscCall(PetscInfo(ksp, "KSPBCGS's own loop runs: %s\n", why));
     PetscCall((*c->bcgs_solve)(ksp));
     PetscFunctionReturn(PETSC_SUCCESS);
