@@ -375,6 +375,9 @@ t_fn bcgs_device_pellr ok_lines 60 "$BUILD/tests/bcgs_device" -mat_type pellr -p
 t_fn bcgs_device_check_every_3 ok_lines 60 "$BUILD/tests/bcgs_device" -mat_type ellrt -path $CGPATH -ksp_bcgsdevice_check_every 3 $ENGINE
 t_fn bcgs_device_np2_runs_kspbcgs ok_lines 60 $MPIEXEC -n 2 "$BUILD/tests/bcgs_device" -mat_type ellrt -path kspbcgs $ENGINE
 t_fn bcgs_device_fallback_says_why bcgs_fallback_says_why "$BUILD/tests/bcgs_device" -path host -info :ksp
+# -help lists the loop's option, and ex1's nonsymmetric operator (-convection) converges with it as with KSPBCGS
+t_grep bcgs_device_help_lists_option "-ksp_bcgsdevice_check_every && KSP iterations: [0-9]+ \(CONVERGED_RTOL\)" \
+  -- "$EX1" -n 12 -convection 0.5 -ksp_type bcgsdevice -pc_type jacobi -help
 [ "$BACKEND" = cuda ] && t_fn bcgs_device_aijcusparse ok_lines 60 "$BUILD/tests/bcgs_device" -mat_type aijcusparse -path graph
 # MatMatMult(MPIDENSE, the type) and MatMatMult(the type, MPIDENSE) on 2 processes (as PETSc's mat tests ex70): MATAIJ's
 # results, initial and reused after new values; the format kept and A's own products on the storage afterwards
