@@ -867,7 +867,7 @@ valgrind_clean() { # CMD...: no valgrind error, no definite leak
 # ELLR_VALGRIND=0 (the GPU run: valgrind does not know CUDA) leaves them out, with a line that says so;
 # without valgrind they fail, naming the package.
 if [ "${ELLR_VALGRIND:-1}" = 0 ]; then
-  wanted valgrind_engine_cpu valgrind_ex1_ellrt valgrind_ex1_pellr valgrind_diff_aij valgrind_refresh_routes valgrind_fail_inject && echo "# valgrind tests not run: ELLR_VALGRIND=0"
+  wanted valgrind_engine_cpu valgrind_ex1_ellrt valgrind_ex1_pellr valgrind_diff_aij valgrind_refresh_routes valgrind_fail_inject valgrind_bcgs_device && echo "# valgrind tests not run: ELLR_VALGRIND=0"
 else
   command -v valgrind >/dev/null 2>&1 || MISSING="valgrind not found: install the Debian package valgrind"
   # the whole engine test under valgrind: ~290 s of CPU on the 2-core CI machine, so three times the usual limit
@@ -877,6 +877,8 @@ else
   t_fn valgrind_diff_aij valgrind_clean "$DIFF" -fail_exit 0 -cases band,empty_rows,rect_wide,dense_row,zero -optsets 0,2,5,8 -group all $ENGINE
   t_fn valgrind_refresh_routes valgrind_clean "$BUILD/tests/refresh_routes" -n 12 $ENGINE
   Q=1 t_fn valgrind_fail_inject valgrind_clean "$BUILD/tests/fail_inject" -type pellr -n 60 $ENGINE
+  # KSPBCGSDEVICE's host passes and the shared loop driver (arrays taken and handed back around PETSc's operations)
+  t_fn valgrind_bcgs_device valgrind_clean "$BUILD/tests/bcgs_device" -n 9 -mat_type ellrt -path host $ENGINE
   MISSING=
 fi
 
