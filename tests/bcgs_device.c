@@ -15,7 +15,9 @@ static char help[] = "KSPBCGSDEVICE against KSPBCGS on the same systems: iterati
   - the library's loop reports the path it ran (KSPView) and, with -path, the expected one.
   Operators: convection-diffusion on an n x n grid (nonsymmetric), a diagonal of mixed signs, and the breakdowns
   constructed deliberately: a skew-symmetric operator with b = ones ((v, rp) = (A b, b) = 0 exactly at the first
-  iteration), and b an eigenvector of a diagonal with eigenvalue 2 (s = 0 exactly: the exact-solution branch).
+  iteration), 2 x 2 blocks [2 2; 0 0] with b = ones (alpha = 1/2, s = (-1, 1) per block in the null space: t = 0 with
+  s != 0, a singular preconditioned operator), and b an eigenvector of a diagonal with eigenvalue 2 (s = 0 exactly: the
+  exact-solution branch).
 */
 #include <petscksp.h>
 #include <petscellr.h>
@@ -35,12 +37,13 @@ typedef enum {
   OP_CONVECTION, /* -lap u + (a, b) . grad u, centered: nonsymmetric, cell Peclet number < 1 */
   OP_DIAGONAL,   /* mixed signs, spread: -(1 + i / N) for every third row, 2 + sin(i) elsewhere */
   OP_SKEW,       /* tridiagonal (-1, 0, 1): (A x, x) = 0 for every x */
-  OP_EIGEN       /* diagonal 2 on the first half, mixed signs elsewhere; b = ones on the first half */
+  OP_EIGEN,      /* diagonal 2 on the first half, mixed signs elsewhere; b = ones on the first half */
+  OP_SINGULAR    /* 2 x 2 blocks [2 2; 0 0], b = ones: s = (-1, 1) per block and t = A s = 0 at the first iteration */
 } Operator;
 
 static PetscErrorCode Build(PetscInt n, Operator op, Mat *A, Vec *b)
 {
-  PetscInt lo, hi, N = op == OP_CONVECTION ? n * n : n * n;
+  PetscInt lo, hi, N = op == OP_SINGULAR ? 2 * (n * n / 2) : n * n;
 
   PetscFunctionBeginUser;
   PetscCall(MatCreate(PETSC_COMM_WORLD, A));
@@ -73,6 +76,10 @@ static PetscErrorCode Build(PetscInt n, Operator op, Mat *A, Vec *b)
     case OP_EIGEN:
       PetscCall(MatSetValue(*A, row, row, row < N / 2 ? 2.0 : (row % 2 ? -3.0 : 5.0), INSERT_VALUES));
       break;
+    case OP_SINGULAR:
+      PetscCall(MatSetValue(*A, row, row, row % 2 ? 0.0 : 2.0, INSERT_VALUES));
+      if (row % 2 == 0) PetscCall(MatSetValue(*A, row, row + 1, 2.0, INSERT_VALUES));
+      break;
     }
   }
   PetscCall(MatAssemblyBegin(*A, MAT_FINAL_ASSEMBLY));
@@ -80,7 +87,7 @@ static PetscErrorCode Build(PetscInt n, Operator op, Mat *A, Vec *b)
   PetscCall(MatCreateVecs(*A, NULL, b));
   for (PetscInt i = lo; i < hi; i++) {
     PetscScalar v = 1.0 + 0.1 * (i % 7);
-    if (op == OP_SKEW) v = 1.0;
+    if (op == OP_SKEW || op == OP_SINGULAR) v = 1.0;
     if (op == OP_EIGEN) v = i < N / 2 ? 1.0 : 0.0;
     PetscCall(VecSetValue(*b, i, v, INSERT_VALUES));
   }
@@ -213,6 +220,7 @@ int main(int argc, char **argv)
     {"diagonal_mixed_signs_jacobi",      PCJACOBI, OP_DIAGONAL,   KSP_NORM_PRECONDITIONED, PETSC_FALSE, PETSC_FALSE, PETSC_FALSE, 1000},
     {"breakdown_skew_zero_v_rp",         PCNONE,   OP_SKEW,       KSP_NORM_PRECONDITIONED, PETSC_FALSE, PETSC_TRUE,  PETSC_FALSE, 1000},
     {"exact_solution_s_zero",            PCNONE,   OP_EIGEN,      KSP_NORM_PRECONDITIONED, PETSC_FALSE, PETSC_TRUE,  PETSC_FALSE, 1000},
+    {"singular_t_zero_s_nonzero",        PCNONE,   OP_SINGULAR,   KSP_NORM_PRECONDITIONED, PETSC_FALSE, PETSC_FALSE, PETSC_FALSE, 1000},
   };
 
   PetscFunctionBeginUser;
@@ -282,6 +290,10 @@ int main(int argc, char **argv)
     /* the constructed cases end as constructed */
     if (cs->op == OP_SKEW) {
       PetscCall(PetscSNPrintf(what, sizeof(what), "%s: (A b, b) = 0 is a breakdown before any iteration (%s, %" PetscInt_FMT ")", cs->name, KSPConvergedReasons[dev->reason], dev->its));
+      PetscCall(Check((PetscBool)(dev->reason == KSP_DIVERGED_BREAKDOWN && dev->its == 0), what));
+    }
+    if (cs->op == OP_SINGULAR) {
+      PetscCall(PetscSNPrintf(what, sizeof(what), "%s: (t, t) = 0 with s != 0 is a breakdown before any iteration (%s, %" PetscInt_FMT ")", cs->name, KSPConvergedReasons[dev->reason], dev->its));
       PetscCall(Check((PetscBool)(dev->reason == KSP_DIVERGED_BREAKDOWN && dev->its == 0), what));
     }
     if (cs->op == OP_EIGEN) {

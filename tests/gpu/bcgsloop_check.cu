@@ -4,7 +4,8 @@
 
   For each system (a convection-diffusion operator of several sizes, one past the block count's cap; the operator with
   a Jacobi diagonal; a skew-symmetric operator with b = ones, where (v, rp) = 0 at once; a diagonal with b an
-  eigenvector of eigenvalue 2, where s = 0 at the first iteration), the loop runs on the host (index-order sums, a CSR
+  eigenvector of eigenvalue 2, where s = 0 at the first iteration; blocks [2 2; 0 0] with b = ones, where t = 0 with
+  s != 0), the loop runs on the host (index-order sums, a CSR
   product) and on the GPU (cuSPARSE's product, the passes on the context's stream, batches of iterations captured as
   one CUDA graph and replayed) and checks:
   - the same stop and the same iteration count (at most 400 iterations: the larger ones stop there);
@@ -38,7 +39,7 @@ static void check(bool ok, const char *what)
     } \
   } while (0)
 
-enum Op { CONVECTION, SKEW, EIGEN };
+enum Op { CONVECTION, SKEW, EIGEN, SINGULAR };
 
 struct System {
   int                 n;
@@ -69,6 +70,11 @@ static System build(Op op, int side)
       if (row < s.n - 1) s.col.push_back(row + 1), s.val.push_back(1.0);
       s.b.push_back(1.0);
       s.diag.push_back(1.0);
+    } else if (op == SINGULAR) { /* blocks [2 2; 0 0], b = ones: t = A s = 0 with s = (-1, 1) per block */
+      s.col.push_back(row), s.val.push_back(row % 2 ? 0.0 : 2.0);
+      if (row % 2 == 0) s.col.push_back(row + 1), s.val.push_back(2.0);
+      s.b.push_back(1.0);
+      s.diag.push_back(2.0);
     } else {
       const double d = row < s.n / 2 ? 2.0 : (row % 2 ? -3.0 : 5.0);
       s.col.push_back(row);
@@ -234,6 +240,7 @@ int main(void)
     {"convection_700x700_none",   CONVECTION, 700,  false}, /* 490000 rows: past the cap of 1024 blocks */
     {"skew_529_breakdown",        SKEW,       529,  false},
     {"eigen_529_exact",           EIGEN,      529,  false},
+    {"singular_528_breakdown",    SINGULAR,   528,  false},
   };
   char what[512];
 
@@ -255,6 +262,10 @@ int main(void)
     if (cs.op == SKEW) {
       snprintf(what, sizeof(what), "%s: (A b, b) = 0 stops at once as a breakdown", cs.name);
       check(g.st.stop == CGLOOP_BCGS_BREAKDOWN && g.st.stop_it == 0, what);
+    }
+    if (cs.op == SINGULAR) {
+      snprintf(what, sizeof(what), "%s: t = 0 with s != 0 stops at once as a singular operator", cs.name);
+      check(g.st.stop == CGLOOP_BCGS_SINGULAR && g.st.stop_it == 0, what);
     }
     if (cs.op == EIGEN) {
       bool half = true;

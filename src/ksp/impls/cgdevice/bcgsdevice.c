@@ -318,7 +318,7 @@ PETSC_INTERN PetscErrorCode KSPCreate_BCGSDevice(KSP ksp)
   c->loop.stopped         = KSPBCGSDeviceStopped;
   c->loop.nan_norm_counts = PETSC_FALSE; /* KSPBCGS checks the norm before counting the iteration */
   c->loop.products        = 2;
-  c->loop.flops_per_row   = 24.0; /* 5 passes (20) and, for 5-point rows, far more in the two products: a floor */
+  c->loop.flops_per_row   = 24.0; /* the five passes, the diagonal's products included */
   c->loop.setup_event     = KSP_BCGSDeviceSetUp;
   PetscCall(PetscContainerCreate(PETSC_COMM_SELF, &container));
   PetscCall(PetscContainerSetPointer(container, c));

@@ -39,7 +39,7 @@ struct KSPDeviceLoop_ {
   PetscErrorCode (*stopped)(KSP, const cgloop_state *);  /* the reason for a stop of the method's own kind */
   PetscBool      nan_norm_counts;                        /* a non-finite norm: that iteration counted (KSPCG) or not */
   PetscInt       products;                               /* matrix products per iteration */
-  PetscLogDouble flops_per_row;                          /* flops per iteration and row, the products' included */
+  PetscLogDouble flops_per_row;                          /* the passes' flops per iteration and row (logged by the GPU loop) */
   PetscLogEvent  setup_event;                            /* the GPU loop's one-time work in a solve */
   PetscInt       check_every, batch;
   KSPDeviceLoopPath path;
