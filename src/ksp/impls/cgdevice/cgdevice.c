@@ -5,8 +5,8 @@
   set-from-options and destroy slots are wrapped; its own data hangs on the KSP as one composed container, removed at
   destroy.  The start of a solve (residual, first norm, convergence test at iteration 0, first z'r) is KSPCG's, made of
   PETSc's own vector operations; the iterations then run as passes on the GPU (or the host) through the driver shared
-  with KSPBCGSDEVICE (kspdeviceloop.c), and the host replays the
-  recorded norms through KSPLogResidualHistory(), KSPMonitor() and the convergence test in order.
+  with KSPBCGSDEVICE (kspdeviceloop.c), and the host replays the recorded norms through KSPLogResidualHistory(),
+  KSPMonitor() and the convergence test in order.
 */
 #include "kspdeviceloop.h"
 
