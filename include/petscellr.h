@@ -125,6 +125,36 @@ PETSC_EXTERN const char *const MatELLRBackends[];
 M*/
 #define KSPCGDEVICE "cgdevice"
 
+/*MC
+   KSPBCGSDEVICE - "bcgsdevice": the BiCGStab method of `KSPBCGS` with every scalar of the recurrence kept on the GPU,
+   the vector updates fused into five passes per iteration (the inner products computed by the passes that write the
+   vectors) and runs of iterations replayed as one CUDA graph
+
+   Options Database Key:
+.  -ksp_bcgsdevice_check_every <k> - how many iterations run between two looks of the host at the residual norms
+   (default: chosen from the measured time of an iteration; 1 with a monitor or a convergence test of the user's)
+
+   Notes:
+   Use it as `KSPBCGS` with left preconditioning: the same iterates up to rounding, the same norms, tolerances,
+   monitors and breakdown reasons (a zero (v, rp), a singular preconditioned operator, a zero rho, and the exact
+   solution found when s = 0).  The residual norm of every iteration is recorded on the GPU and the host reads them
+   every k iterations; with PETSc's default convergence test the GPU applies the same test itself and stops at the
+   same iteration as `KSPBCGS`; another test is applied by the host after every iteration (or after every k with
+   -ksp_bcgsdevice_check_every k, then the solution may be up to k - 1 iterations past the one reported).
+
+   The graph holds the whole iteration (two products, five passes) when the preconditioner is `PCNONE` or `PCJACOBI`
+   and the operator is a sequential `MATELLR`, `MATPELLR` or `MATSEQAIJCUSPARSE` with CUDA vectors.  Other
+   preconditioners on one process run the same passes around PETSc's application of the preconditioner, without a
+   graph.  Several processes, right preconditioning, the unpreconditioned norm, `KSPSetCheckNormIteration()`, a
+   diagonally scaled preconditioner, -ksp_max_it 0 and transpose solves run `KSPBCGS`'s own loop (`-info` says why);
+   host vectors run the passes on the CPU.
+
+   Level: intermediate
+
+.seealso: `KSPBCGS`, `KSPCGDEVICE`, `KSPSetType()`, `MATELLR`, `MATPELLR`
+M*/
+#define KSPBCGSDEVICE "bcgsdevice"
+
 PETSC_EXTERN PetscErrorCode PetscELLRInitializePackage(void);
 PETSC_EXTERN PetscErrorCode MatELLRGetFormat(Mat, MatType *);
 PETSC_EXTERN PetscErrorCode MatELLRGetProductCount(Mat, PetscInt *);

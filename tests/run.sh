@@ -358,6 +358,27 @@ t_fn cg_device_ellrt ok_lines 35 "$BUILD/tests/cg_device" -mat_type ellrt -path 
 t_fn cg_device_pellr ok_lines 35 "$BUILD/tests/cg_device" -mat_type pellr -path $CGPATH $ENGINE
 t_fn cg_device_np2_runs_kspcg ok_lines 35 $MPIEXEC -n 2 "$BUILD/tests/cg_device" -mat_type ellrt -path kspcg $ENGINE
 [ "$BACKEND" = cuda ] && t_fn cg_device_aijcusparse ok_lines 35 "$BUILD/tests/cg_device" -mat_type aijcusparse -path graph
+# KSPBCGSDEVICE against KSPBCGS (tests/bcgs_device.c): nonsymmetric convection-diffusion on an odd grid, diagonals of
+# mixed signs, Jacobi, none and ILU (applied by PETSc between the passes), a monitor, the norm none, max_it reached, a
+# constructed breakdown ((A b, b) = 0) and the exact-solution branch (s = 0); the same reasons, iterations, histories
+# within what rounding does to KSPBCGS itself, solutions, the same bits again, and the loop it reports; right
+# preconditioning and several processes run KSPBCGS's own loop, and -info says why
+bcgs_fallback_says_why() {
+  local out=$SCRATCH/bcgsinfo.$$.$RANDOM
+  run "$out" "$@" || { echo "exit status $? ($*)"; tail -20 "$out"; return 1; }
+  if grep -q "^FAIL" "$out"; then echo "a check failed ($*)"; grep "^FAIL" "$out"; return 1; fi
+  grep -q "KSPBCGS's own loop runs: preconditioning is not on the left" "$out" || { echo "no -info line says why KSPBCGS's loop ran ($*)"; return 1; }
+}
+t_fn bcgs_device_aij ok_lines 60 "$BUILD/tests/bcgs_device" -path host
+t_fn bcgs_device_ellrt ok_lines 60 "$BUILD/tests/bcgs_device" -mat_type ellrt -path $CGPATH $ENGINE
+t_fn bcgs_device_pellr ok_lines 60 "$BUILD/tests/bcgs_device" -mat_type pellr -path $CGPATH $ENGINE
+t_fn bcgs_device_check_every_3 ok_lines 60 "$BUILD/tests/bcgs_device" -mat_type ellrt -path $CGPATH -ksp_bcgsdevice_check_every 3 $ENGINE
+t_fn bcgs_device_np2_runs_kspbcgs ok_lines 60 $MPIEXEC -n 2 "$BUILD/tests/bcgs_device" -mat_type ellrt -path kspbcgs $ENGINE
+t_fn bcgs_device_fallback_says_why bcgs_fallback_says_why "$BUILD/tests/bcgs_device" -path host -info :ksp
+# -help lists the loop's option, and ex1's nonsymmetric operator (-convection) converges with it as with KSPBCGS
+t_grep bcgs_device_help_lists_option "-ksp_bcgsdevice_check_every && KSP iterations: [0-9]+ \(CONVERGED_RTOL\)" \
+  -- "$EX1" -n 12 -convection 0.5 -ksp_type bcgsdevice -pc_type jacobi -help
+[ "$BACKEND" = cuda ] && t_fn bcgs_device_aijcusparse ok_lines 60 "$BUILD/tests/bcgs_device" -mat_type aijcusparse -path graph
 # MatMatMult(MPIDENSE, the type) and MatMatMult(the type, MPIDENSE) on 2 processes (as PETSc's mat tests ex70): MATAIJ's
 # results, initial and reused after new values; the format kept and A's own products on the storage afterwards
 t_fn dense_matmatmult_both_sides_np2 ok_lines 4 $MPIEXEC -n 2 "$BUILD/tests/binding_regress" -test dense_products $ENGINE
@@ -850,7 +871,7 @@ valgrind_clean() { # CMD...: no valgrind error, no definite leak
 # ELLR_VALGRIND=0 (the GPU run: valgrind does not know CUDA) leaves them out, with a line that says so;
 # without valgrind they fail, naming the package.
 if [ "${ELLR_VALGRIND:-1}" = 0 ]; then
-  wanted valgrind_engine_cpu valgrind_ex1_ellrt valgrind_ex1_pellr valgrind_diff_aij valgrind_refresh_routes valgrind_fail_inject && echo "# valgrind tests not run: ELLR_VALGRIND=0"
+  wanted valgrind_engine_cpu valgrind_ex1_ellrt valgrind_ex1_pellr valgrind_diff_aij valgrind_refresh_routes valgrind_fail_inject valgrind_bcgs_device && echo "# valgrind tests not run: ELLR_VALGRIND=0"
 else
   command -v valgrind >/dev/null 2>&1 || MISSING="valgrind not found: install the Debian package valgrind"
   # the whole engine test under valgrind: ~290 s of CPU on the 2-core CI machine, so three times the usual limit
@@ -860,6 +881,8 @@ else
   t_fn valgrind_diff_aij valgrind_clean "$DIFF" -fail_exit 0 -cases band,empty_rows,rect_wide,dense_row,zero -optsets 0,2,5,8 -group all $ENGINE
   t_fn valgrind_refresh_routes valgrind_clean "$BUILD/tests/refresh_routes" -n 12 $ENGINE
   Q=1 t_fn valgrind_fail_inject valgrind_clean "$BUILD/tests/fail_inject" -type pellr -n 60 $ENGINE
+  # KSPBCGSDEVICE's host passes and the shared loop driver (arrays taken and handed back around PETSc's operations)
+  t_fn valgrind_bcgs_device valgrind_clean "$BUILD/tests/bcgs_device" -n 9 -mat_type ellrt -path host $ENGINE
   MISSING=
 fi
 

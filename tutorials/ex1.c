@@ -6,7 +6,9 @@ Options:\n\
   -timing          print the time a user waits: MatAssemblyEnd, the first MatMult (with the format's\n\
                    set-up), KSPSolve; with -solves 2 a second KSPSolve from zero (nothing one-time in it)\n\
   -symmetric       tell PETSc the matrix is symmetric for good (MAT_SYMMETRIC, MAT_SYMMETRY_ETERNAL): the GPU's\n\
-                   MatMultTranspose is then A's own product on one process, with no stored transpose\n\n";
+                   MatMultTranspose is then A's own product on one process, with no stored transpose\n\
+  -convection <0>  c: adds a centered convection term, neighbour (di, dj, dk) gets -1 + c (di + dj + dk) / 2 (a\n\
+                   nonsymmetric operator for nonsymmetric solvers such as -ksp_type bcgs or bcgsdevice; |c| < 2)\n\n";
 
 /*
    ex1 - 3D Poisson with the petsc-ellr matrix types
@@ -58,6 +60,7 @@ int main(int argc, char **argv)
   MatInfo        info;
   MatType        type;
   KSPConvergedReason reason;
+  PetscReal          convection = 0.0;
 
   PetscFunctionBeginUser;
   PetscCall(PetscInitialize(&argc, &argv, NULL, help));
@@ -67,6 +70,7 @@ int main(int argc, char **argv)
   PetscCall(PetscOptionsInt("-stencil", "7 or 27", "ex1.c", stencil, &stencil, NULL));
   PetscCall(PetscOptionsBool("-timing", "print MatAssemblyEnd, first MatMult and KSPSolve times", "ex1.c", timing, &timing, NULL));
   PetscCall(PetscOptionsBool("-symmetric", "tell PETSc the matrix is symmetric for good (MAT_SYMMETRIC, MAT_SYMMETRY_ETERNAL)", "ex1.c", symmetric, &symmetric, NULL));
+  PetscCall(PetscOptionsReal("-convection", "centered convection coefficient (0: the symmetric Laplacian)", "ex1.c", convection, &convection, NULL));
   PetscCall(PetscOptionsInt("-solves", "number of KSPSolve calls (from a zero initial guess each)", "ex1.c", solves, &solves, NULL));
   PetscOptionsEnd();
   PetscCheck(n >= 1, PETSC_COMM_WORLD, PETSC_ERR_ARG_OUTOFRANGE, "-n %" PetscInt_FMT " must be at least 1", n);
@@ -113,7 +117,7 @@ int main(int argc, char **argv)
           if (stencil == 7 && nb > 1) continue;
           if (i + di < 0 || i + di >= n || j + dj < 0 || j + dj >= n || k + dk < 0 || k + dk >= n) continue;
           cols[nc]   = (i + di) + n * ((j + dj) + n * (k + dk));
-          vals[nc++] = nb == 0 ? (stencil == 7 ? 6.0 : 26.0) : -1.0;
+          vals[nc++] = nb == 0 ? (stencil == 7 ? 6.0 : 26.0) : -1.0 + 0.5 * convection * (di + dj + dk);
         }
     PetscCall(MatSetValues(A, 1, &row, nc, cols, vals, INSERT_VALUES));
   }

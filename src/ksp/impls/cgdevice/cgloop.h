@@ -1,6 +1,8 @@
 /*
-  cgloop.h - the conjugate gradient recurrence as a few fused passes over the vectors, with every scalar of the
-  recurrence in one state record that the passes read and write themselves (no host round trip per iteration).
+  cgloop.h - Krylov recurrences (conjugate gradients, and BiCGStab in bcgsloop.h) as a few fused passes over the
+  vectors, with every scalar of the recurrence in one state record that the passes read and write themselves (no host
+  round trip per iteration).  Both recurrences share the state record, the CUDA context (stream, reduction buffers,
+  pinned state fetch, graph capture, timing marks) and the rules below.
   PETSc-free: plain arrays and a state record; the same passes exist for host arrays (cgloop_host.c, the reference and
   the CPU path) and for CUDA arrays on a stream (cgloop_cuda.cu, which also captures them as a CUDA graph).
 
@@ -37,7 +39,12 @@ typedef enum {
   CGLOOP_INDEF_PC,      /* z'r changed sign after iteration stop_it */
   CGLOOP_BETA_ZERO,     /* z'r = 0 after iteration stop_it */
   CGLOOP_NAN_DOT,       /* z'r not finite after iteration stop_it */
-  CGLOOP_NAN_CURVATURE  /* p'Ap not finite: the iteration stop_it + 1 has no norm */
+  CGLOOP_NAN_CURVATURE, /* p'Ap not finite: the iteration stop_it + 1 has no norm */
+  /* BiCGStab (bcgsloop.h); in each the iteration stop_it + 1 has no norm */
+  CGLOOP_BCGS_BREAKDOWN, /* (v, rp) = 0 */
+  CGLOOP_BCGS_SINGULAR,  /* (t, t) = 0 with s != 0: singular preconditioned operator */
+  CGLOOP_BCGS_EXACT,     /* (t, t) = 0 with s = 0: x += alpha p is the solution, iteration stop_it + 1 is counted */
+  CGLOOP_BCGS_RHO_ZERO   /* (r, rp) = 0 at the start of iteration stop_it, which has its norm */
 } cgloop_stop;
 
 typedef enum {
@@ -54,14 +61,16 @@ typedef enum {
 } cgloop_pc;
 
 typedef struct {
-  double    beta, betaold, dpi, dpiold, alpha, rr;
+  double    beta, betaold, dpi, dpiold, alpha, rr; /* CG (alpha also BiCGStab's) */
+  double    rho, rhoold, omega, omegaold;          /* BiCGStab: (r, rp) of this iteration and the last; the step's omega */
+  int       exact;                                 /* BiCGStab: (t, t) = (s, s) = 0, the step is x += alpha p only */
   double    ttol, dtol;  /* stop (CGLOOP_STOP_TEST) when the norm is <= ttol or >= dtol ... */
   long long first_test;  /* ... from this iteration on (test_tol != 0 only) */
   long long it, max_it;  /* iterations done; the limit */
   long long stop_it;     /* iterations completed when stop was set */
   int       test_tol;    /* mirror the tolerance test */
   int       stop;        /* cgloop_stop */
-  unsigned  arrived[3];  /* blocks done in the current reduction (reset by the last one) */
+  unsigned  arrived[3];  /* one counter per reduction of an iteration (CG: curvature, step, close; BiCGStab: 0) */  /* blocks done in the current reduction (reset by the last one) */
   double    hist[CGLOOP_RING];
 } cgloop_state;
 

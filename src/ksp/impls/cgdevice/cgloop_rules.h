@@ -1,6 +1,7 @@
 /*
-  cgloop_rules.h - the scalar part of a CG iteration, shared verbatim by the host passes and the CUDA passes (where the
-  last block of a reduction runs it), so that both stop at the same iteration for the same reason.
+  cgloop_rules.h - the scalar part of a CG iteration (and the norm record every recurrence shares), shared verbatim
+  by the host passes and the CUDA passes (where the last block of a reduction runs it), so that both stop at the same
+  iteration for the same reason.
   The tests mirror PETSc's KSPSolve_CG: beta = 0 (exact solution) and a sign change of beta (indefinite preconditioner)
   are checked after the iteration's norm, as KSPCG checks them at the top of the next iteration; a zero or
   sign-changing p'Ap stops before x and r move (indefinite matrix).
@@ -53,6 +54,19 @@ CGLOOP_HD static inline void cgloop_after_curvature(cgloop_state *st, double dpi
   st->alpha = st->beta / dpi;
 }
 
+/* records the norm of the iteration just done, counts the iteration and mirrors the host's tolerance test (a norm that
+   is not finite stops too: the host decides what it means); 1 when the loop stops there */
+CGLOOP_HD static inline int cgloop_record_norm(cgloop_state *st, double dp)
+{
+  st->hist[st->it % CGLOOP_RING] = dp;
+  st->it++;
+  if (!cgloop_finite(dp) || (st->test_tol && st->it >= st->first_test && (dp <= st->ttol || dp >= st->dtol))) {
+    cgloop_set_stop(st, CGLOOP_STOP_TEST);
+    return 1;
+  }
+  return 0;
+}
+
 /* after the step: zr = z'r, nrm2 = the squared norm (z'z or r'r, by the norm type); records the iteration's norm */
 CGLOOP_HD static inline void cgloop_after_step(cgloop_state *st, cgloop_norm norm, double zr, double nrm2)
 {
@@ -68,12 +82,10 @@ CGLOOP_HD static inline void cgloop_after_step(cgloop_state *st, cgloop_norm nor
   default:
     dp = sqrt(nrm2);
   }
-  st->hist[st->it % CGLOOP_RING] = dp;
-  st->betaold                    = st->beta;
-  st->beta                       = zr;
-  st->it++;
-  if (!cgloop_finite(dp) || (st->test_tol && st->it >= st->first_test && (dp <= st->ttol || dp >= st->dtol))) cgloop_set_stop(st, CGLOOP_STOP_TEST);
-  else if (st->it >= st->max_it) cgloop_set_stop(st, CGLOOP_STOP_MAXIT);
+  st->betaold = st->beta;
+  st->beta    = zr;
+  if (cgloop_record_norm(st, dp)) return;
+  if (st->it >= st->max_it) cgloop_set_stop(st, CGLOOP_STOP_MAXIT);
   else if (!cgloop_finite(zr)) cgloop_set_stop(st, CGLOOP_NAN_DOT);
   else if (zr == 0.0) cgloop_set_stop(st, CGLOOP_BETA_ZERO);
   else if (zr * st->betaold < 0.0) cgloop_set_stop(st, CGLOOP_INDEF_PC);

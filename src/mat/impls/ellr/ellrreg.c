@@ -1,6 +1,7 @@
 /* ellrreg.c - registration of the petsc-ellr types with PETSc, log events, public queries. */
 #include "ellrimpl.h"
 PETSC_INTERN PetscErrorCode KSPCreate_CGDevice(KSP);
+PETSC_INTERN PetscErrorCode KSPCreate_BCGSDevice(KSP);
 
 PetscLogEvent     MAT_ELLRMult, MAT_ELLRBuild, MAT_ELLRTune, MAT_ELLRCopyToGPU;
 const char *const MatELLRBackends[] = {"auto", "cuda", "cpu", "aij", "MatELLRBackend", "MAT_ELLR_BACKEND_", NULL};
@@ -37,7 +38,7 @@ static PetscErrorCode PetscELLRFinalizePackage(void)
 
 /*@C
   PetscELLRInitializePackage - Registers the matrix types `MATELLR` ("ellrt") and `MATPELLR` ("pellr")
-  with their sequential and parallel variants, the solver `KSPCGDEVICE` and the log events of petsc-ellr.
+  with their sequential and parallel variants, the solvers `KSPCGDEVICE` and `KSPBCGSDEVICE` and the log events of petsc-ellr.
 
   Not Collective
 
@@ -78,7 +79,8 @@ PetscErrorCode PetscELLRInitializePackage(void)
   PetscCall(MatRegister(MATMPIAIJPELLR, MatCreate_MPIPELLR));
   PetscCall(MatRegisterRootName(MATELLR, MATSEQAIJELLRT, MATMPIAIJELLRT));
   PetscCall(MatRegisterRootName(MATPELLR, MATSEQAIJPELLR, MATMPIAIJPELLR));
-  PetscCall(KSPRegister(KSPCGDEVICE, KSPCreate_CGDevice)); /* src/ksp/impls/cgdevice */
+  PetscCall(KSPRegister(KSPCGDEVICE, KSPCreate_CGDevice));     /* src/ksp/impls/cgdevice */
+  PetscCall(KSPRegister(KSPBCGSDEVICE, KSPCreate_BCGSDevice)); /* src/ksp/impls/cgdevice */
   PetscCall(PetscRegisterFinalize(PetscELLRFinalizePackage));
   PetscELLRPackageInitialized = PETSC_TRUE; /* only once everything is registered */
 #endif

@@ -1,0 +1,74 @@
+/*
+  cgloop_cuda_impl.h - the CUDA context of cgloop.h and the device helpers of its reductions, shared by the passes of
+  every recurrence (cgloop_cuda.cu: CG and the context's API; bcgsloop_cuda.cu: BiCGStab).  CUDA sources only.
+
+  Reductions: each block sums a grid-stride share of the indices in index order, reduces in shared memory by a fixed
+  tree and writes one partial per block; the last block to arrive (a counter in the state, reset by that block) sums the
+  partials in the same fixed way and runs the scalar rules.  The block count depends on n only, so the sums, and every
+  iterate, have the same bits on every run.  The passes of one stream run in order, so successive reductions may share
+  the partials and the counters.
+*/
+#ifndef CGLOOP_CUDA_IMPL_H
+#define CGLOOP_CUDA_IMPL_H
+#include <cuda_runtime.h>
+#if defined(CGLOOP_WITH_CUSPARSE)
+  #include <cusparse.h>
+#endif
+#include <stdlib.h>
+#include "cgloop_rules.h"
+
+#define CGLOOP_THREADS 256
+#define CGLOOP_MAX_BLOCKS 1024
+
+struct cgloop_cuda {
+  cgloop_shape         shape;
+  int                  nblocks;
+  cudaStream_t         stream; /* the context's own */
+  cudaStream_t         run;    /* where the passes go: the own stream, or the caller's */
+  cgloop_state        *dstate;     /* device */
+  cgloop_state        *hstate;     /* pinned: [0], [1] fetch slots, [2] staging for set_state */
+  double              *partial;    /* 3 * CGLOOP_MAX_BLOCKS: up to 3 values per block of a reduction */
+  cudaEvent_t          fetched[2], fence, mark[2];
+  cudaGraph_t          graph;
+  cudaGraphExec_t      exec;
+#if defined(CGLOOP_WITH_CUSPARSE)
+  cusparseHandle_t     sparse;
+#endif
+  void                *spbuf;
+  size_t               spbuf_size;
+};
+
+/* sum of one value per thread of the block, by a fixed tree; the result in thread 0 */
+__device__ static double cgloop_block_sum(double v, double *sh)
+{
+  sh[threadIdx.x] = v;
+  __syncthreads();
+  for (int s = CGLOOP_THREADS / 2; s > 0; s >>= 1) {
+    if (threadIdx.x < s) sh[threadIdx.x] += sh[threadIdx.x + s];
+    __syncthreads();
+  }
+  return sh[0];
+}
+
+/* Writes this block's partials (k values), and returns in every thread of the last block to arrive whether it is the
+   last; that block then finds the totals with cgloop_total(). */
+__device__ static bool cgloop_arrive(cgloop_state *st, int which, double *partial, int k, const double *vals)
+{
+  __shared__ bool last;
+  if (threadIdx.x == 0) {
+    for (int j = 0; j < k; j++) partial[j * CGLOOP_MAX_BLOCKS + blockIdx.x] = vals[j];
+    __threadfence();
+    last = atomicAdd(&st->arrived[which], 1u) == gridDim.x - 1;
+  }
+  __syncthreads();
+  return last;
+}
+
+__device__ static double cgloop_total(const double *partial, double *sh)
+{
+  double v = 0.0;
+  for (int b = threadIdx.x; b < (int)gridDim.x; b += CGLOOP_THREADS) v += ((volatile const double *)partial)[b];
+  return cgloop_block_sum(v, sh);
+}
+
+#endif

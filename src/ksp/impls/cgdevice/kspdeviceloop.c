@@ -1,0 +1,405 @@
+/*
+  kspdeviceloop.c - the shared PETSc-side driver of kspdeviceloop.h.
+*/
+#include "kspdeviceloop.h"
+
+PetscErrorCode KSPDeviceLoopDestroy(KSPDeviceLoop *L)
+{
+  PetscFunctionBegin;
+  PetscCall(VecDestroy(&L->d));
+#if defined(KSP_DEVICELOOP_CUDA)
+  if (L->cu) PetscCheck(!cgloop_cuda_destroy(L->cu), PETSC_COMM_SELF, PETSC_ERR_GPU, "Releasing the %s loop's GPU resources failed", L->name);
+  L->cu = NULL;
+#endif
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* ---------------------------------------------------------------- which loop runs */
+
+static PetscErrorCode KSPDeviceLoopVecOnGPU(Vec v, PetscBool *gpu)
+{
+  PetscFunctionBegin;
+  *gpu = PETSC_FALSE;
+#if defined(KSP_DEVICELOOP_CUDA)
+  {
+    PetscBool bound = PETSC_FALSE;
+    PetscCall(PetscObjectTypeCompare((PetscObject)v, VECSEQCUDA, gpu));
+    if (*gpu) PetscCall(VecBoundToCPU(v, &bound));
+    if (bound) *gpu = PETSC_FALSE;
+  }
+#endif
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* the preconditioner as the passes see it: none, a diagonal, or the caller's */
+PetscErrorCode KSPDeviceLoopPCKind(KSP ksp, Mat A, cgloop_pc *kind)
+{
+  MatNullSpace nsp = NULL;
+  PetscBool    none, jacobi;
+
+  PetscFunctionBegin;
+  PetscCall(PetscObjectTypeCompare((PetscObject)ksp->pc, PCNONE, &none));
+  PetscCall(PetscObjectTypeCompare((PetscObject)ksp->pc, PCJACOBI, &jacobi));
+  PetscCall(MatGetNullSpace(A, &nsp)); /* KSP_PCApply() and KSP_PCApplyBAorAB() remove it */
+  *kind = nsp ? CGLOOP_PC_GENERAL : (none ? CGLOOP_PC_NONE : (jacobi ? CGLOOP_PC_DIAGONAL : CGLOOP_PC_GENERAL));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode KSPDeviceLoopChoosePath(KSPDeviceLoop *L, KSP ksp, Mat A, cgloop_pc pc, const char **why)
+{
+  PetscMPIInt size;
+  PetscBool   gpu;
+
+  PetscFunctionBegin;
+  *why    = NULL;
+  L->path = KSP_DEVICELOOP_PETSC;
+  PetscCallMPI(MPI_Comm_size(PetscObjectComm((PetscObject)ksp), &size));
+  if (size > 1) *why = "several processes (the reductions are MPI's)";
+  else if (ksp->calc_sings) *why = "extreme singular values are estimated";
+  else if (ksp->transpose_solve) *why = "a transpose solve";
+  else if (ksp->chknorm >= 0) *why = "norms checked only after a number of iterations";
+  else if (ksp->pc_side != PC_LEFT) *why = "preconditioning is not on the left";
+  if (*why) PetscFunctionReturn(PETSC_SUCCESS);
+  PetscCall(KSPDeviceLoopVecOnGPU(ksp->vec_sol, &gpu));
+  L->path = gpu ? KSP_DEVICELOOP_EAGER : KSP_DEVICELOOP_HOST;
+#if defined(KSP_DEVICELOOP_CUDA)
+  if (gpu && pc != CGLOOP_PC_GENERAL) {
+    Mat_ELLR *e = NULL;
+    PetscBool cusparse;
+
+    PetscCall(MatELLRGetData(A, &e));
+    PetscCall(PetscObjectTypeCompare((PetscObject)A, MATSEQAIJCUSPARSE, &cusparse));
+    /* the product the graph holds: the storage's kernel, or cuSPARSE on aijcusparse's own device CSR */
+    if (e && !e->mpi) {
+      PetscCall(MatELLRSeqPrepare(A, e, PETSC_FALSE));
+      if (e->backend == MAT_ELLR_BACKEND_CUDA && !MatELLRBoundToCPU(A) && e->dev) L->path = KSP_DEVICELOOP_GRAPH;
+    } else if (!e && cusparse && !MatELLRBoundToCPU(A) && sizeof(PetscInt) == sizeof(int)) L->path = KSP_DEVICELOOP_GRAPH;
+  }
+#else
+  (void)pc;
+  (void)A;
+#endif
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* a diagonal preconditioner is its action on ones: z = d .* r, bit for bit */
+PetscErrorCode KSPDeviceLoopDiagonal(KSPDeviceLoop *L, KSP ksp, Vec R, Vec W)
+{
+  PetscFunctionBegin;
+  if (L->d) { /* made for other vectors (a KSPReset() and a new size, or another vector type): made again */
+    PetscInt  nd, nr;
+    PetscBool same;
+
+    PetscCall(VecGetLocalSize(L->d, &nd));
+    PetscCall(VecGetLocalSize(R, &nr));
+    PetscCall(PetscObjectTypeCompare((PetscObject)L->d, ((PetscObject)R)->type_name, &same));
+    if (nd != nr || !same) PetscCall(VecDestroy(&L->d));
+  }
+  if (!L->d) PetscCall(VecDuplicate(R, &L->d));
+  PetscCall(VecSet(W, 1.0));
+  PetscCall(KSP_PCApply(ksp, W, L->d));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* ---------------------------------------------------------------- the host's reading of the recorded norms */
+
+/* Replays iterations done+1 .. st->it through the history, the monitors and the convergence test, then turns a stop
+   of the passes into the method's reason.  *finished when the solve is over. */
+static PetscErrorCode KSPDeviceLoopDigest(KSPDeviceLoop *L, const cgloop_state *st, PetscInt *done, PetscBool *finished)
+{
+  KSP ksp = L->ksp;
+
+  PetscFunctionBegin;
+  *finished = PETSC_FALSE;
+  for (PetscInt j = *done + 1; j <= (PetscInt)st->it; j++) {
+    const PetscReal dp = (PetscReal)st->hist[(j - 1) % CGLOOP_RING];
+
+    *done    = j;
+    ksp->its = j;
+    if (PetscIsInfOrNanReal(dp)) { /* as KSPCheckNorm(), which KSPBCGS calls before counting the iteration */
+      PCFailedReason pcreason;
+
+      if (!L->nan_norm_counts) ksp->its = j - 1;
+      PetscCheck(!ksp->errorifnotconverged, PetscObjectComm((PetscObject)ksp), PETSC_ERR_NOT_CONVERGED, "KSPSolve has not converged due to Nan or Inf norm");
+      PetscCall(PCGetFailedReason(ksp->pc, &pcreason));
+      ksp->reason = pcreason ? KSP_DIVERGED_PC_FAILED : KSP_DIVERGED_NANORINF;
+      *finished   = PETSC_TRUE;
+      PetscFunctionReturn(PETSC_SUCCESS);
+    }
+    ksp->rnorm = dp;
+    PetscCall(KSPLogResidualHistory(ksp, dp));
+    PetscCall(KSPMonitor(ksp, j, dp));
+    PetscCall((*ksp->converged)(ksp, j, dp, &ksp->reason, ksp->cnvP));
+    if (ksp->reason) {
+      *finished = PETSC_TRUE;
+      PetscFunctionReturn(PETSC_SUCCESS);
+    }
+  }
+  switch ((cgloop_stop)st->stop) {
+  case CGLOOP_RUNNING:
+    PetscFunctionReturn(PETSC_SUCCESS);
+  case CGLOOP_STOP_MAXIT: /* the iterations done: the methods' do-while loops run one even with max_it 0 */
+    ksp->its    = (PetscInt)st->it;
+    ksp->reason = KSP_DIVERGED_ITS;
+    break;
+  case CGLOOP_STOP_TEST: /* the GPU's copy of the test stopped where the host's did not: never expected */
+    SETERRQ(PetscObjectComm((PetscObject)ksp), PETSC_ERR_PLIB, "The GPU's convergence test stopped at iteration %lld, the host's did not", st->stop_it);
+  default:
+    PetscCall((*L->stopped)(ksp, st));
+  }
+  *finished = PETSC_TRUE;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* ---------------------------------------------------------------- the arrays */
+
+PetscBool KSPDeviceLoopLive(KSPDeviceLoop *L)
+{
+  return (PetscBool)!(L->st && L->st->stop);
+}
+
+PetscErrorCode KSPDeviceLoopTakeArrays(KSPDeviceLoop *L)
+{
+  PetscFunctionBegin;
+  PetscCheck(!L->held, PETSC_COMM_SELF, PETSC_ERR_PLIB, "The %s loop's arrays are held already", L->name);
+  if (L->path == KSP_DEVICELOOP_HOST) {
+    for (PetscInt k = 0; k < L->nvec; k++) PetscCall(VecGetArray(L->vec[k], &L->arr[k]));
+    if (L->shape.pc == CGLOOP_PC_DIAGONAL) PetscCall(VecGetArrayRead(L->d, &L->darr));
+  }
+#if defined(KSP_DEVICELOOP_CUDA)
+  else {
+    for (PetscInt k = 0; k < L->nvec; k++) PetscCall(VecCUDAGetArray(L->vec[k], &L->arr[k]));
+    if (L->shape.pc == CGLOOP_PC_DIAGONAL) PetscCall(VecCUDAGetArrayRead(L->d, &L->darr));
+  }
+#endif
+  L->held = PETSC_TRUE;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode KSPDeviceLoopReleaseArrays(KSPDeviceLoop *L)
+{
+  PetscFunctionBegin;
+  PetscCheck(L->held, PETSC_COMM_SELF, PETSC_ERR_PLIB, "The %s loop's arrays are not held", L->name);
+  if (L->path == KSP_DEVICELOOP_HOST) {
+    if (L->shape.pc == CGLOOP_PC_DIAGONAL) PetscCall(VecRestoreArrayRead(L->d, &L->darr));
+    for (PetscInt k = L->nvec - 1; k >= 0; k--) PetscCall(VecRestoreArray(L->vec[k], &L->arr[k]));
+  }
+#if defined(KSP_DEVICELOOP_CUDA)
+  else {
+    if (L->shape.pc == CGLOOP_PC_DIAGONAL) PetscCall(VecCUDARestoreArrayRead(L->d, &L->darr));
+    for (PetscInt k = L->nvec - 1; k >= 0; k--) PetscCall(VecCUDARestoreArray(L->vec[k], &L->arr[k]));
+  }
+#endif
+  L->held = PETSC_FALSE;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode KSPDeviceLoopMult(KSPDeviceLoop *L, PetscInt in, PetscInt out)
+{
+  PetscFunctionBegin;
+#if defined(KSP_DEVICELOOP_CUDA)
+  if (L->path == KSP_DEVICELOOP_GRAPH) {
+    if (L->e) PetscCall(MatELLRCheckStatus(ellr_cuda_mult(L->e->dev, L->arr[in], NULL, L->arr[out], 0, cgloop_cuda_stream(L->cu)), "The ELLPACK-R product of the loop"));
+    else KSPDeviceLoopCheckCUDA(L->ksp, cgloop_cuda_csr_product(L->cu, (int)L->nrows, (int)L->ncols, (int)L->nnz, L->rowptr, L->colidx, L->vals, L->arr[in], L->arr[out]), "The cuSPARSE product");
+    PetscFunctionReturn(PETSC_SUCCESS);
+  }
+#endif
+  if (!KSPDeviceLoopLive(L)) PetscFunctionReturn(PETSC_SUCCESS);
+  PetscCall(KSPDeviceLoopReleaseArrays(L));
+  PetscCall(KSP_MatMult(L->ksp, L->A, L->vec[in], L->vec[out]));
+  PetscCall(KSPDeviceLoopTakeArrays(L));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* ---------------------------------------------------------------- the passes on host arrays */
+
+static PetscErrorCode KSPDeviceLoopHost(KSPDeviceLoop *L, cgloop_state *st)
+{
+  PetscInt  done     = 0;
+  PetscBool finished = PETSC_FALSE;
+
+  PetscFunctionBegin;
+  L->st = st;
+  while (!finished) {
+    PetscCall(KSPDeviceLoopTakeArrays(L));
+    PetscCall((*L->iterate)(L));
+    PetscCall(KSPDeviceLoopReleaseArrays(L));
+    PetscCall(KSPDeviceLoopDigest(L, st, &done, &finished));
+  }
+  L->st = NULL;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* ---------------------------------------------------------------- the passes on the GPU */
+#if defined(KSP_DEVICELOOP_CUDA)
+/* the graph's product: the storage's, or aijcusparse's device CSR, held with the arrays for the whole loop */
+static PetscErrorCode KSPDeviceLoopProduct(KSPDeviceLoop *L, PetscBool get)
+{
+  PetscFunctionBegin;
+  if (L->path != KSP_DEVICELOOP_GRAPH) PetscFunctionReturn(PETSC_SUCCESS);
+  if (get) {
+    L->e = NULL;
+    PetscCall(MatELLRGetData(L->A, &L->e));
+    if (!L->e) {
+      const PetscInt *i, *j;
+      MatInfo         info;
+
+      PetscCall(MatSeqAIJCUSPARSEGetIJ(L->A, PETSC_FALSE, &i, &j));
+      PetscCall(MatSeqAIJCUSPARSEGetArrayRead(L->A, &L->vals));
+      PetscCall(MatGetSize(L->A, &L->nrows, &L->ncols));
+      PetscCall(MatGetInfo(L->A, MAT_LOCAL, &info));
+      L->nnz    = (PetscInt)info.nz_used;
+      L->rowptr = (const int *)i;
+      L->colidx = (const int *)j;
+    }
+  } else if (!L->e) {
+    const PetscInt *i = (const PetscInt *)L->rowptr, *j = (const PetscInt *)L->colidx;
+    PetscCall(MatSeqAIJCUSPARSERestoreArrayRead(L->A, &L->vals));
+    PetscCall(MatSeqAIJCUSPARSERestoreIJ(L->A, PETSC_FALSE, &i, &j));
+  }
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* the host reads the state (and the monitors x and r) with the arrays handed back to PETSc */
+static PetscErrorCode KSPDeviceLoopLook(KSPDeviceLoop *L, const cgloop_state *st, PetscInt *done, PetscBool *finished)
+{
+  PetscFunctionBegin;
+  if (L->ksp->numbermonitors) PetscCall(KSPDeviceLoopReleaseArrays(L));
+  PetscCall(KSPDeviceLoopDigest(L, st, done, finished));
+  if (L->ksp->numbermonitors) PetscCall(KSPDeviceLoopTakeArrays(L));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* The iterations on the GPU: the first two enqueued directly (the first sizes cuSPARSE's buffer, the second is timed),
+   the rest in batches of L->batch, as a replayed graph (GRAPH) or enqueued again (EAGER).  With PETSc's own
+   convergence test mirrored on the GPU, the next batch is enqueued before the host reads the norms of the current one:
+   a batch past the stopping iteration does nothing. */
+static PetscErrorCode KSPDeviceLoopGPU(KSPDeviceLoop *L, const cgloop_state *st0)
+{
+  KSP                 ksp = L->ksp;
+  const cgloop_state *st;
+  void               *petsc_stream = (void *)PetscDefaultCudaStream;
+  PetscInt            done = 0, inflight = 0, slot = 0, depth;
+  PetscBool           finished = PETSC_FALSE, graph = (PetscBool)(L->path == KSP_DEVICELOOP_GRAPH);
+  double              t_iter = 0.0;
+
+  PetscFunctionBegin;
+  PetscCall(PetscLogEventBegin(L->setup_event, ksp, 0, 0, 0));
+  if (L->cu && L->cu_n != L->shape.n) {
+    KSPDeviceLoopCheckCUDA(ksp, cgloop_cuda_destroy(L->cu), "Releasing the loop's GPU resources");
+    L->cu = NULL;
+  }
+  if (!L->cu) {
+    KSPDeviceLoopCheckCUDA(ksp, cgloop_cuda_create(&L->shape, &L->cu), "Creating the loop's GPU resources");
+    L->cu_n = L->shape.n;
+  }
+  KSPDeviceLoopCheckCUDA(ksp, cgloop_cuda_set_shape(L->cu, &L->shape, graph ? NULL : petsc_stream, !graph), "Setting the loop's stream");
+  PetscCall(KSPDeviceLoopTakeArrays(L));
+  PetscCall(KSPDeviceLoopProduct(L, PETSC_TRUE));
+  if (graph) KSPDeviceLoopCheckCUDA(ksp, cgloop_cuda_wait_for(L->cu, petsc_stream), "Ordering the loop after PETSc's stream");
+  KSPDeviceLoopCheckCUDA(ksp, cgloop_cuda_set_state(L->cu, st0), "Copying the loop's state to the GPU");
+  for (PetscInt k = 0; k < 2 && !finished; k++) {
+    if (k) KSPDeviceLoopCheckCUDA(ksp, cgloop_cuda_mark(L->cu, 0), "Timing an iteration");
+    PetscCall((*L->iterate)(L));
+    if (k) KSPDeviceLoopCheckCUDA(ksp, cgloop_cuda_mark(L->cu, 1), "Timing an iteration");
+    KSPDeviceLoopCheckCUDA(ksp, cgloop_cuda_state_fetch(L->cu, 0), "Fetching the loop's state");
+    KSPDeviceLoopCheckCUDA(ksp, cgloop_cuda_state_wait(L->cu, 0, &st), "Fetching the loop's state");
+    if (k) KSPDeviceLoopCheckCUDA(ksp, cgloop_cuda_elapsed(L->cu, &t_iter), "Timing an iteration");
+    PetscCall(KSPDeviceLoopLook(L, st, &done, &finished));
+  }
+  /* the batch: iterations worth about 0.25 ms of GPU time, so that the host's look and the graph launch stay a small
+     part of the batch */
+  L->batch = L->check_every > 0 ? L->check_every : (PetscInt)PetscCeilReal(2.5e-4 / PetscMax(t_iter, 1e-6));
+  /* one when the host must see each iterate: a monitor (it may read x and r), or a convergence test the GPU cannot
+     mirror (x must be the iterate the test accepted) */
+  if ((ksp->numbermonitors || !st0->test_tol) && L->check_every <= 0) L->batch = 1;
+  L->batch = PetscMax(1, PetscMin(L->batch, KSP_DEVICELOOP_MAX_BATCH));
+  /* a batch enqueued ahead only where nothing on the host reads the vectors between batches */
+  depth = st0->test_tol && !ksp->numbermonitors ? 2 : 1;
+  if (!finished && graph) {
+    const void      *key[KSP_DEVICELOOP_MAX_VECS + 2] = {NULL};
+    PetscObjectState state;
+    PetscBool        same = PETSC_TRUE;
+
+    for (PetscInt k = 0; k < L->nvec; k++) key[k] = L->arr[k];
+    key[KSP_DEVICELOOP_MAX_VECS]     = L->darr;
+    key[KSP_DEVICELOOP_MAX_VECS + 1] = L->e ? (const void *)L->e->dev : (const void *)L->vals;
+    PetscCall(PetscObjectStateGet((PetscObject)L->A, &state));
+    for (PetscInt k = 0; k < KSP_DEVICELOOP_MAX_VECS + 2; k++) same = (PetscBool)(same && key[k] == L->key[k]);
+    /* a graph holds pointers and the storage it was captured with: captured again when any changed */
+    if (!cgloop_cuda_has_graph(L->cu) || !same || state != L->key_state || L->batch != L->key_batch) {
+      int rc = cgloop_cuda_capture_begin(L->cu);
+      for (PetscInt k = 0; !rc && k < L->batch; k++) {
+        PetscErrorCode ierr = (*L->iterate)(L);
+
+        if (ierr) { /* never leave the stream capturing */
+          (void)cgloop_cuda_capture_end(L->cu);
+          (void)cgloop_cuda_drop_graph(L->cu);
+          PetscCall(ierr);
+        }
+      }
+      if (!rc) rc = cgloop_cuda_capture_end(L->cu);
+      if (rc) {
+        PetscCall(PetscInfo(ksp, "The %s iterations could not be captured as a CUDA graph (%s): they are enqueued one by one\n", L->name, cgloop_cuda_error(rc)));
+        graph = PETSC_FALSE;
+      } else {
+        PetscCall(PetscArraycpy(L->key, key, KSP_DEVICELOOP_MAX_VECS + 2));
+        L->key_state = state;
+        L->key_batch = L->batch;
+      }
+    }
+  }
+  PetscCall(PetscLogEventEnd(L->setup_event, ksp, 0, 0, 0));
+  PetscCall(PetscInfo(ksp, "%s, %" PetscInt_FMT " iterations between two looks of the host (one iteration: %g ms on the GPU)\n", graph ? "CUDA graph" : "passes enqueued one by one", L->batch, 1e3 * t_iter));
+  while (!finished || inflight) {
+    if (!finished && inflight < depth) {
+      if (graph) KSPDeviceLoopCheckCUDA(ksp, cgloop_cuda_launch(L->cu), "Launching the loop's graph");
+      else
+        for (PetscInt k = 0; k < L->batch; k++) PetscCall((*L->iterate)(L));
+      KSPDeviceLoopCheckCUDA(ksp, cgloop_cuda_state_fetch(L->cu, (int)((slot + inflight) % 2)), "Fetching the loop's state");
+      inflight++;
+      continue;
+    }
+    KSPDeviceLoopCheckCUDA(ksp, cgloop_cuda_state_wait(L->cu, (int)slot, &st), "Fetching the loop's state");
+    slot = (slot + 1) % 2;
+    inflight--;
+    if (finished) continue; /* a batch enqueued ahead: done nothing past the stop */
+    PetscCall(KSPDeviceLoopLook(L, st, &done, &finished));
+  }
+  if (graph || L->path == KSP_DEVICELOOP_GRAPH) KSPDeviceLoopCheckCUDA(ksp, cgloop_cuda_release_to(L->cu, petsc_stream), "Ordering PETSc's stream after the loop");
+  if (L->e && L->path == KSP_DEVICELOOP_GRAPH) L->e->nproducts += L->products * done;
+  PetscCall(PetscLogGpuFlops((PetscLogDouble)done * L->flops_per_row * L->shape.n));
+  PetscCall(KSPDeviceLoopProduct(L, PETSC_FALSE));
+  PetscCall(KSPDeviceLoopReleaseArrays(L));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+#endif
+
+PetscErrorCode KSPDeviceLoopRun(KSPDeviceLoop *L, cgloop_state *st0)
+{
+  PetscFunctionBegin;
+  L->held = PETSC_FALSE;
+  L->e    = NULL;
+  L->vals = NULL;
+  if (L->path == KSP_DEVICELOOP_HOST) PetscCall(KSPDeviceLoopHost(L, st0));
+#if defined(KSP_DEVICELOOP_CUDA)
+  else PetscCall(KSPDeviceLoopGPU(L, st0));
+#else
+  else SETERRQ(PetscObjectComm((PetscObject)L->ksp), PETSC_ERR_PLIB, "The %s loop on the GPU in a build without CUDA", L->name);
+#endif
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+PetscErrorCode KSPDeviceLoopView(KSPDeviceLoop *L, PetscViewer viewer)
+{
+  PetscBool   ascii, string;
+  const char *fmt   = "  iterations run by: %s; host looks every %" PetscInt_FMT " iterations\n";
+  PetscInt    every = L->path >= KSP_DEVICELOOP_EAGER ? L->batch : 1;
+
+  PetscFunctionBegin;
+  PetscCall(PetscObjectTypeCompare((PetscObject)viewer, PETSCVIEWERASCII, &ascii));
+  PetscCall(PetscObjectTypeCompare((PetscObject)viewer, PETSCVIEWERSTRING, &string));
+  if (ascii) PetscCall(PetscViewerASCIIPrintf(viewer, fmt, L->paths[L->path], every));
+  if (string) PetscCall(PetscViewerStringSPrintf(viewer, fmt, L->paths[L->path], every));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}

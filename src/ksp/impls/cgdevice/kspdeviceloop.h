@@ -1,0 +1,107 @@
+/*
+  kspdeviceloop.h - the PETSc side that every Krylov type running its iterations as the passes of cgloop.h shares
+  (KSPCGDEVICE in cgdevice.c, KSPBCGSDEVICE in bcgsdevice.c): which loop runs, the diagonal preconditioner, the
+  vectors' arrays, the product and PETSc's operations between passes, the host's reading of the recorded norms, the
+  host loop and the GPU loop (batches of iterations, replayed as a CUDA graph where the product and preconditioner
+  allow).
+
+  A method gives an iteration function that enqueues one iteration's passes on L->arr (through KSPDeviceLoopPass(),
+  KSPDeviceLoopMult() and KSPDeviceLoopReleaseArrays()/KSPDeviceLoopTakeArrays() around PETSc's own operations), and a
+  function turning its own stops of the passes into KSP reasons.  Nothing here knows a recurrence.
+*/
+#ifndef KSPDEVICELOOP_H
+#define KSPDEVICELOOP_H
+#include <petscellr.h>
+#include <petsc/private/kspimpl.h>
+#include "../../../mat/impls/ellr/ellrimpl.h"
+#include "cgloop.h"
+#if defined(PETSCELLR_HAVE_CUDA) && defined(PETSCELLR_PETSC_HAS_CUDA)
+  #include <petscdevice_cuda.h>
+  #define KSP_DEVICELOOP_CUDA 1
+#endif
+
+#define KSP_DEVICELOOP_MAX_VECS  8
+#define KSP_DEVICELOOP_MAX_BATCH 64
+
+typedef enum {
+  KSP_DEVICELOOP_PETSC, /* PETSc's own loop of the method */
+  KSP_DEVICELOOP_HOST,  /* the passes on host arrays */
+  KSP_DEVICELOOP_EAGER, /* the passes on the GPU, on PETSc's stream, with PETSc's product and preconditioner */
+  KSP_DEVICELOOP_GRAPH  /* the passes and the product on the GPU, replayed as a CUDA graph */
+} KSPDeviceLoopPath;
+
+typedef struct KSPDeviceLoop_ KSPDeviceLoop;
+struct KSPDeviceLoop_ {
+  /* the method's, for the life of the solver */
+  const char *name;                                      /* the recurrence in messages: "CG", "BiCGStab" */
+  const char *paths[4];                                  /* what each KSPDeviceLoopPath is called (KSPView) */
+  PetscErrorCode (*iterate)(KSPDeviceLoop *);            /* one iteration's passes */
+  PetscErrorCode (*stopped)(KSP, const cgloop_state *);  /* the reason for a stop of the method's own kind */
+  PetscBool      nan_norm_counts;                        /* a non-finite norm: that iteration counted (KSPCG) or not */
+  PetscInt       products;                               /* matrix products per iteration */
+  PetscLogDouble flops_per_row;                          /* the passes' flops per iteration and row (logged by the GPU loop) */
+  PetscLogEvent  setup_event;                            /* the GPU loop's one-time work in a solve */
+  PetscInt       check_every, batch;
+  KSPDeviceLoopPath path;
+  Vec               d; /* the diagonal preconditioner's scaling: B applied to ones */
+
+  /* one solve's */
+  KSP                ksp;
+  Mat                A;
+  cgloop_shape       shape;
+  cgloop_state      *st; /* the host passes' state (NULL on the GPU, whose state lives there) */
+  PetscInt           nvec;
+  Vec                vec[KSP_DEVICELOOP_MAX_VECS];
+  PetscScalar       *arr[KSP_DEVICELOOP_MAX_VECS]; /* host or device arrays of vec[], valid while held */
+  const PetscScalar *darr;                         /* d's, or NULL */
+  PetscBool          held;
+  Mat_ELLR          *e;               /* the graph's product on the ELLPACK-R storage, or */
+  const int         *rowptr, *colidx; /* aijcusparse's device CSR (32-bit indices) */
+  const PetscScalar *vals;
+  PetscInt           nrows, ncols, nnz;
+#if defined(KSP_DEVICELOOP_CUDA)
+  cgloop_cuda     *cu;
+  PetscInt         cu_n;
+  const void      *key[KSP_DEVICELOOP_MAX_VECS + 2]; /* what the graph was captured with: the arrays, d, the product's storage */
+  PetscObjectState key_state;
+  PetscInt         key_batch;
+#endif
+};
+
+PETSC_INTERN PetscErrorCode KSPDeviceLoopDestroy(KSPDeviceLoop *);
+PETSC_INTERN PetscErrorCode KSPDeviceLoopPCKind(KSP, Mat, cgloop_pc *);
+/* the checks every method shares; *why is the reason PETSc's loop runs, or NULL (then L->path is set) */
+PETSC_INTERN PetscErrorCode KSPDeviceLoopChoosePath(KSPDeviceLoop *, KSP, Mat, cgloop_pc, const char **why);
+/* L->d = B ones (W is a work vector); called for CGLOOP_PC_DIAGONAL */
+PETSC_INTERN PetscErrorCode KSPDeviceLoopDiagonal(KSPDeviceLoop *, KSP, Vec R, Vec W);
+/* runs the iterations from *st0 (L->ksp, A, shape, vec, nvec set) until the solve is over */
+PETSC_INTERN PetscErrorCode KSPDeviceLoopRun(KSPDeviceLoop *, cgloop_state *st0);
+PETSC_INTERN PetscErrorCode KSPDeviceLoopView(KSPDeviceLoop *, PetscViewer);
+
+/* inside an iteration: PETSc's operations on L->vec need the arrays handed back, then taken again (same addresses) */
+PETSC_INTERN PetscErrorCode KSPDeviceLoopReleaseArrays(KSPDeviceLoop *);
+PETSC_INTERN PetscErrorCode KSPDeviceLoopTakeArrays(KSPDeviceLoop *);
+/* vec[out] = A vec[in]: the graph's product, or PETSc's (skipped on the host once the passes stopped) */
+PETSC_INTERN PetscErrorCode KSPDeviceLoopMult(KSPDeviceLoop *, PetscInt in, PetscInt out);
+/* whether PETSc's operations between passes are to run (not once the host passes stopped) */
+PETSC_INTERN PetscBool KSPDeviceLoopLive(KSPDeviceLoop *);
+
+#if defined(KSP_DEVICELOOP_CUDA)
+  #define KSPDeviceLoopCheckCUDA(ksp, call, what) \
+    do { \
+      int rc_ = (call); \
+      PetscCheck(!rc_, PetscObjectComm((PetscObject)(ksp)), PETSC_ERR_GPU, "%s: %s", what, cgloop_cuda_error(rc_)); \
+    } while (0)
+  /* a pass on the host's arrays and state, or on the GPU's */
+  #define KSPDeviceLoopPass(L, host_call, cuda_call, what) \
+    do { \
+      if ((L)->path == KSP_DEVICELOOP_HOST) host_call; \
+      else KSPDeviceLoopCheckCUDA((L)->ksp, cuda_call, what); \
+    } while (0)
+#else
+  #define KSPDeviceLoopPass(L, host_call, cuda_call, what) \
+    do { \
+      host_call; \
+    } while (0)
+#endif
+#endif
