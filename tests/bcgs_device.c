@@ -4,7 +4,8 @@ static char help[] = "KSPBCGSDEVICE against KSPBCGS on the same systems: iterati
   -path NAME    the path every solve of the library's loop must report (host, gpu, graph, kspbcgs; default: not checked)\n\n";
 /*
   Each case solves one system twice, with KSPBCGS and with KSPBCGSDEVICE, from the same options, and checks:
-  - the same convergence reason and iteration count (PETSc's default test is mirrored exactly);
+  - the same convergence reason and iteration count (PETSc's default test is mirrored exactly), the count only where
+    rounding does not decide it (below);
   - residual histories equal within a tolerance the problem gives: the passes sum their inner products in another
     order than PETSc's VecDot and VecNorm, a perturbation of the size of rounding.  The case measures what such a
     perturbation does to KSPBCGS itself (b moved by 1e-14 relative, the history compared with the unperturbed one)
@@ -246,7 +247,7 @@ int main(int argc, char **argv)
     char        what[512];
     PetscReal   gap, allowed, xnorm, dnorm;
     PetscInt    window;
-    PetscBool   same_bits;
+    PetscBool   same_bits, robust;
     Mat         A;
     Vec         b, b2;
 
@@ -258,13 +259,26 @@ int main(int argc, char **argv)
     /* KSPBCGS on b moved by rounding: what rounding does to this problem's history */
     PetscCall(VecDuplicate(b, &b2));
     PetscCall(VecCopy(b, b2));
-    PetscCall(VecScale(b2, 1.0 + 1e-14));
+    { /* entry by entry (a uniform scaling would leave BiCGStab's scale-invariant history alone) */
+      PetscScalar *a;
+      PetscInt     lo, hi;
+
+      PetscCall(VecGetOwnershipRange(b2, &lo, &hi));
+      PetscCall(VecGetArray(b2, &a));
+      for (PetscInt i = lo; i < hi; i++) a[i - lo] *= 1.0 + 1e-14 * (PetscReal)(i % 3 - 1);
+      PetscCall(VecRestoreArray(b2, &a));
+    }
     PetscCall(Solve(A, b2, cs, KSPBCGS, moved));
     window  = HistoryWindow(bc->hist, moved->hist, PetscMin(PetscMin(bc->nhist, moved->nhist), dev->nhist));
     allowed = PetscMax(1e-9, 100.0 * HistoryGap(bc->hist, moved->hist, window));
+    /* the iteration count is the problem's only where rounding leaves KSPBCGS's whole history alone (the window ends
+       at 1e-3 of the start, and b moved by rounding keeps the count); on an erratic history (an indefinite operator
+       without a preconditioner) rounding decides it: the reason is compared, the counts are printed */
+    robust = (PetscBool)(moved->its == bc->its && (window == PetscMin(PetscMin(bc->nhist, moved->nhist), dev->nhist) || bc->hist[window] < 1e-3 * bc->hist[0]));
 
     PetscCall(PetscSNPrintf(what, sizeof(what), "%s: reason %s / %s, iterations %" PetscInt_FMT " / %" PetscInt_FMT " (KSPBCGS / bcgsdevice), history lengths %" PetscInt_FMT " / %" PetscInt_FMT ", ran %s", cs->name, KSPConvergedReasons[bc->reason], KSPConvergedReasons[dev->reason], bc->its, dev->its, bc->nhist, dev->nhist, dev->path));
-    PetscCall(Check((PetscBool)(bc->reason == dev->reason && bc->its == dev->its && bc->nhist == dev->nhist), what));
+    if (!robust) PetscCall(PetscStrlcat(what, " (b moved by rounding moves KSPBCGS's count or history here: counts not compared)", sizeof(what)));
+    PetscCall(Check((PetscBool)(bc->reason == dev->reason && (!robust || (bc->its == dev->its && bc->nhist == dev->nhist))), what));
     gap = HistoryGap(bc->hist, dev->hist, window);
     if (getenv("BCGS_DEVICE_DEBUG"))
       for (PetscInt i = 0; i < PetscMin(bc->nhist, dev->nhist); i++) PetscCall(PetscPrintf(PETSC_COMM_WORLD, "%3d %.17e %.17e %.17e\n", (int)i, (double)bc->hist[i], (double)dev->hist[i], (double)moved->hist[i]));

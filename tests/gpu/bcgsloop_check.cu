@@ -9,8 +9,9 @@
   product) and on the GPU (cuSPARSE's product, the passes on the context's stream, batches of iterations captured as
   one CUDA graph and replayed) and checks:
   - the same stop and the same iteration count (at most 400 iterations: the larger ones stop there);
-  - residual norms recorded within 1e-6 relative of the host's while above 1e-3 of the first (the sums' orders differ;
-    BiCGStab amplifies rounding late in a solve, far less than 1e-6 before that point on these operators);
+  - residual norms recorded within 100 times what a rounding-size change of b does to the host's history (and at
+    least 1e-9 relative), over the iterations where that change stays under 1e-6 and the norm above 1e-3 of the
+    first (the sums' orders differ; BiCGStab amplifies rounding late in a solve);
   - the graph's replay and a second run give the same bits of x (repeatable sums, no floating-point atomics);
   - the constructed stops: breakdown at iteration 0, and the exact branch with x = b / 2 bit for bit.
   Prints "ok ..." / "FAIL ..." lines and the number of failures; exit status 1 on a failure.
@@ -254,9 +255,21 @@ int main(void)
 
     snprintf(what, sizeof(what), "%s: stop %d / %d at iteration %lld / %lld (host / GPU)", cs.name, h.st.stop, g.st.stop, h.st.it, g.st.it);
     check(h.st.stop == g.st.stop && h.st.it == g.st.it && h.st.stop_it == g.st.stop_it, what);
-    for (size_t j = 0; j < h.hist.size() && j < g.hist.size() && h.hist[j] >= 1e-3 * h.hist[0]; j++) worst = fmax(worst, fabs(h.hist[j] - g.hist[j]) / h.hist[j]);
-    snprintf(what, sizeof(what), "%s: norms agree to %.2e relative (<= 1e-6)", cs.name, worst);
-    check(worst <= 1e-6, what);
+    /* the window: the norms above 1e-3 of the first that b moved by rounding (entry by entry) moves by at most 1e-6 on
+       the host; past it rounding alone decides the digits (these operators' histories turn erratic late) */
+    System sp = s;
+    for (int i = 0; i < s.n; i++) sp.b[i] *= 1.0 + 1e-14 * (i % 3 - 1);
+    Run    hp     = run_host(sp, cs.jacobi);
+    size_t window = 0;
+    double moved  = 0.0;
+    while (window < h.hist.size() && window < hp.hist.size() && window < g.hist.size() && h.hist[window] >= 1e-3 * h.hist[0] && fabs(h.hist[window] - hp.hist[window]) <= 1e-6 * h.hist[window]) {
+      moved = fmax(moved, fabs(h.hist[window] - hp.hist[window]) / h.hist[window]);
+      worst = fmax(worst, fabs(h.hist[window] - g.hist[window]) / h.hist[window]);
+      window++;
+    }
+    const double allowed = fmax(1e-9, 100.0 * moved);
+    snprintf(what, sizeof(what), "%s: norms agree to %.2e relative (<= %.2e, 100 times what b moved by rounding does) over the first %zu of %zu", cs.name, worst, allowed, window, h.hist.size());
+    check(worst <= allowed, what);
     snprintf(what, sizeof(what), "%s: the same bits again, and with batches of 1", cs.name);
     check(!memcmp(g.x.data(), g2.x.data(), sizeof(double) * s.n) && !memcmp(g.x.data(), g3.x.data(), sizeof(double) * s.n) && g.st.it == g3.st.it, what);
     if (cs.op == SKEW) {
