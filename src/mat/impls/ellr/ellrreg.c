@@ -37,8 +37,8 @@ static PetscErrorCode PetscELLRFinalizePackage(void)
 }
 
 /*@C
-  PetscELLRInitializePackage - Registers the matrix types `MATELLR` ("ellrt") and `MATPELLR` ("pellr")
-  with their sequential and parallel variants, the solvers `KSPCGDEVICE` and `KSPBCGSDEVICE` and the log events of petsc-ellr.
+  PetscELLRInitializePackage - Registers the matrix types `MATELLR` ("ellrt") and `MATPELLR` ("pellr") with their
+  sequential and parallel variants, the solvers `KSPCGDEVICE` and `KSPBCGSDEVICE`, and petsc-ellr's log events.
 
   Not Collective
 
@@ -134,9 +134,8 @@ PetscErrorCode MatELLRGetFormat(Mat A, MatType *format)
 
 /*@
   MatELLRGetProductCount - Number of products (`MatMult()`, `MatMultAdd()`, `MatMultTranspose()`,
-  `MatMultTransposeAdd()`) that ran on the ELLPACK-R storage of this matrix; for a parallel matrix the smaller of the
-  counts of this process's diagonal and off-diagonal blocks (the diagonal block's where the process has no ghost
-  values), so that a block whose products did not run on the storage shows
+  `MatMultTransposeAdd()`) that ran on the ELLPACK-R storage of this matrix; parallel: the smaller of this process's
+  two blocks' counts (the diagonal block's without ghost values), so that a block whose products did not run shows
 
   Not Collective
 
