@@ -1,8 +1,7 @@
 /*
   bcgsdevice.c - KSPBCGSDEVICE: PETSc's KSPBCGS with its iterations run by the passes of bcgsloop.h.
 
-  The solver is a genuine KSPBCGS (made by KSPCreate_BCGS) whose solve, view, set-from-options, reset and destroy slots
-  are wrapped; its own data hangs on the KSP as one composed container, removed at destroy.  The start of a solve
+  The solver is a genuine KSPBCGS (made by KSPCreate_BCGS) whose slots are wrapped (kspdevicetype.c).  The start of a solve
   (preconditioned residual, first norm, convergence test at iteration 0, rp = r, p = v = 0, the first rho) is
   KSPBCGS's, made of PETSc's own operations; the iterations then run as passes on the GPU (or the host) through the
   driver shared with KSPCGDEVICE (kspdeviceloop.c), and the host replays the recorded norms through
@@ -15,7 +14,6 @@
 
 PETSC_EXTERN PetscErrorCode KSPCreate_BCGS(KSP);
 
-#define KSP_BCGSDEVICE_KEY "KSPBCGSDevice"
 static PetscLogEvent KSP_BCGSDeviceSetUp; /* the GPU loop's one-time work in a solve: context, first iterations, capture */
 
 /* the vectors of the passes, in the loop's arrays */
@@ -29,41 +27,6 @@ enum {
   BCGS_S,
   BCGS_NVEC
 };
-
-typedef struct {
-  PetscErrorCode (*bcgs_solve)(KSP);
-  PetscErrorCode (*bcgs_destroy)(KSP);
-  PetscErrorCode (*bcgs_view)(KSP, PetscViewer);
-  PetscErrorCode (*bcgs_setfromoptions)(KSP, MatELLROptionItems);
-  PetscErrorCode (*bcgs_reset)(KSP);
-  KSPDeviceLoop loop;
-} KSP_BCGSDevice;
-
-/* the container's destroy: given the pointer (PETSc < 3.23) or its address */
-static PetscErrorCode KSPBCGSDeviceDataDestroy(void *ptr)
-{
-#if PETSC_VERSION_LT(3, 23, 0)
-  KSP_BCGSDevice *c = (KSP_BCGSDevice *)ptr;
-#else
-  KSP_BCGSDevice *c = *(KSP_BCGSDevice **)ptr;
-#endif
-
-  PetscFunctionBegin;
-  PetscCall(KSPDeviceLoopDestroy(&c->loop));
-  PetscCall(PetscFree(c));
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
-
-static PetscErrorCode KSPBCGSDeviceGetData(KSP ksp, KSP_BCGSDevice **c)
-{
-  PetscContainer container;
-
-  PetscFunctionBegin;
-  PetscCall(PetscObjectQuery((PetscObject)ksp, KSP_BCGSDEVICE_KEY, (PetscObject *)&container));
-  PetscCheck(container, PetscObjectComm((PetscObject)ksp), PETSC_ERR_PLIB, "A KSPBCGSDEVICE without its data");
-  PetscCall(PetscContainerGetPointer(container, (void **)c));
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
 
 /* ---------------------------------------------------------------- one iteration and its stops */
 
@@ -162,9 +125,8 @@ static PetscErrorCode KSPBCGSDeviceWhyNot(KSP ksp, const char **why)
 
 static PetscErrorCode KSPSolve_BCGSDevice(KSP ksp)
 {
-  KSP_BCGSDevice *c;
-  KSPDeviceLoop  *L;
-  Mat             A, P;
+  KSPDeviceLoop *L;
+  Mat            A, P;
   cgloop_pc       pc = CGLOOP_PC_GENERAL;
   cgloop_state    st;
   Vec             X, B, R, RP, V, T, S, Pv;
@@ -174,8 +136,7 @@ static PetscErrorCode KSPSolve_BCGSDevice(KSP ksp)
   const char     *why = NULL;
 
   PetscFunctionBegin;
-  PetscCall(KSPBCGSDeviceGetData(ksp, &c));
-  L = &c->loop;
+  PetscCall(KSPDeviceLoopGet(ksp, &L));
   PetscCall(PCGetOperators(ksp->pc, &A, &P));
   PetscCall(KSPDeviceLoopPCKind(ksp, A, &pc));
   PetscCall(KSPDeviceLoopChoosePath(L, ksp, A, pc, &why));
@@ -183,7 +144,7 @@ static PetscErrorCode KSPSolve_BCGSDevice(KSP ksp)
   if (why) {
     L->path = KSP_DEVICELOOP_PETSC;
     PetscCall(PetscInfo(ksp, "KSPBCGS's own loop runs: %s\n", why));
-    PetscCall((*c->bcgs_solve)(ksp));
+    PetscCall((*L->base_solve)(ksp));
     PetscFunctionReturn(PETSC_SUCCESS);
   }
   X  = ksp->vec_sol;
@@ -228,111 +189,36 @@ static PetscErrorCode KSPSolve_BCGSDevice(KSP ksp)
   L->shape.n      = n;
   L->shape.pc     = pc;
   L->shape.norm   = ksp->normtype == KSP_NORM_NONE ? CGLOOP_NORM_NONE : CGLOOP_NORM_PRECONDITIONED;
-  PetscCall(PetscMemzero(&st, sizeof(st)));
+  PetscCall(KSPDeviceLoopStateInit(ksp, &st));
   st.rho      = PetscRealPart(rho);
   st.rhoold   = 1.0;
   st.alpha    = 1.0;
   st.omegaold = 1.0;
-  st.max_it   = ksp->max_it;
-  st.test_tol = (PetscBool)(ksp->converged == KSPConvergedDefault && ksp->normtype != KSP_NORM_NONE);
-  st.ttol     = ksp->ttol;
-  st.dtol     = ksp->divtol * ksp->rnorm0;
-#if PETSC_VERSION_GE(3, 21, 0)
-  st.first_test = ksp->min_it;
-#endif
   PetscCall(PetscInfo(ksp, "%s, preconditioner %s\n", L->paths[L->path], pc == CGLOOP_PC_GENERAL ? "applied by PETSc" : (pc == CGLOOP_PC_DIAGONAL ? "diagonal, in the passes" : "none")));
   PetscCall(KSPDeviceLoopRun(L, &st));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* ---------------------------------------------------------------- the wrapped slots of KSPBCGS */
-
-static PetscErrorCode KSPReset_BCGSDevice(KSP ksp)
-{
-  KSP_BCGSDevice *c;
-
-  PetscFunctionBegin;
-  PetscCall(KSPBCGSDeviceGetData(ksp, &c));
-  PetscCall(VecDestroy(&c->loop.d));
-  if (c->bcgs_reset) PetscCall((*c->bcgs_reset)(ksp));
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
-
-static PetscErrorCode KSPSetFromOptions_BCGSDevice(KSP ksp, MatELLROptionItems PetscOptionsObject)
-{
-  KSP_BCGSDevice *c;
-
-  PetscFunctionBegin;
-  PetscCall(KSPBCGSDeviceGetData(ksp, &c));
-  PetscCall((*c->bcgs_setfromoptions)(ksp, PetscOptionsObject));
-  PetscOptionsHeadBegin(PetscOptionsObject, "KSPBCGSDEVICE options");
-  PetscCall(PetscOptionsInt("-ksp_bcgsdevice_check_every", "Iterations between two looks of the host at the residual norms (0: chosen from the time of an iteration)", "KSPBCGSDEVICE", c->loop.check_every, &c->loop.check_every, NULL));
-  PetscOptionsHeadEnd();
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
-
-static PetscErrorCode KSPView_BCGSDevice(KSP ksp, PetscViewer viewer)
-{
-  KSP_BCGSDevice *c;
-
-  PetscFunctionBegin;
-  PetscCall(KSPBCGSDeviceGetData(ksp, &c));
-  if (c->bcgs_view) PetscCall((*c->bcgs_view)(ksp, viewer));
-  PetscCall(KSPDeviceLoopView(&c->loop, viewer));
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
-
-static PetscErrorCode KSPDestroy_BCGSDevice(KSP ksp)
-{
-  KSP_BCGSDevice *c;
-  PetscErrorCode (*bcgs_destroy)(KSP);
-
-  PetscFunctionBegin;
-  PetscCall(KSPBCGSDeviceGetData(ksp, &c));
-  bcgs_destroy = c->bcgs_destroy;
-  PetscCall(PetscObjectCompose((PetscObject)ksp, KSP_BCGSDEVICE_KEY, NULL));
-  PetscCall((*bcgs_destroy)(ksp));
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
+/* ---------------------------------------------------------------- the type */
 
 PETSC_INTERN PetscErrorCode KSPCreate_BCGSDevice(KSP ksp)
 {
-  KSP_BCGSDevice *c;
-  PetscContainer  container;
+  KSPDeviceLoop *L;
 
   PetscFunctionBegin;
   if (!KSP_BCGSDeviceSetUp) PetscCall(PetscLogEventRegister("KSPBCGSDevSetUp", KSP_CLASSID, &KSP_BCGSDeviceSetUp));
   PetscCall(KSPCreate_BCGS(ksp));
-  PetscCall(PetscNew(&c));
-  c->bcgs_solve          = ksp->ops->solve;
-  c->bcgs_destroy        = ksp->ops->destroy;
-  c->bcgs_view           = ksp->ops->view;
-  c->bcgs_setfromoptions = (PetscErrorCode (*)(KSP, MatELLROptionItems))ksp->ops->setfromoptions;
-  c->bcgs_reset          = ksp->ops->reset;
-  c->loop.name            = "BiCGStab";
-  c->loop.paths[0]        = "KSPBCGS's loop";
-  c->loop.paths[1]        = "host passes";
-  c->loop.paths[2]        = "GPU passes";
-  c->loop.paths[3]        = "GPU passes in a CUDA graph";
-  c->loop.iterate         = KSPBCGSDeviceIterate;
-  c->loop.stopped         = KSPBCGSDeviceStopped;
-  c->loop.nan_norm_counts = PETSC_FALSE; /* KSPBCGS checks the norm before counting the iteration */
-  c->loop.products        = 2;
-  c->loop.flops_per_row   = 24.0; /* the five passes, the diagonal's products included */
-  c->loop.setup_event     = KSP_BCGSDeviceSetUp;
-  PetscCall(PetscContainerCreate(PETSC_COMM_SELF, &container));
-  PetscCall(PetscContainerSetPointer(container, c));
-#if PETSC_VERSION_LT(3, 23, 0)
-  PetscCall(PetscContainerSetUserDestroy(container, KSPBCGSDeviceDataDestroy));
-#else
-  PetscCall(PetscContainerSetCtxDestroy(container, KSPBCGSDeviceDataDestroy));
-#endif
-  PetscCall(PetscObjectCompose((PetscObject)ksp, KSP_BCGSDEVICE_KEY, (PetscObject)container));
-  PetscCall(PetscContainerDestroy(&container));
-  ksp->ops->solve          = KSPSolve_BCGSDevice;
-  ksp->ops->destroy        = KSPDestroy_BCGSDevice;
-  ksp->ops->reset          = KSPReset_BCGSDevice;
-  ksp->ops->view           = KSPView_BCGSDevice;
-  ksp->ops->setfromoptions = (PetscErrorCode (*)(KSP, MatELLROptionItems))KSPSetFromOptions_BCGSDevice;
+  PetscCall(KSPDeviceLoopWrap(ksp, sizeof(KSPDeviceLoop), KSPSolve_BCGSDevice, &L));
+  L->name            = "BiCGStab";
+  L->manual          = "KSPBCGSDEVICE";
+  L->title           = "KSPBCGSDEVICE options";
+  L->option          = "-ksp_bcgsdevice_check_every";
+  L->paths[0]        = "KSPBCGS's loop";
+  L->iterate         = KSPBCGSDeviceIterate;
+  L->stopped         = KSPBCGSDeviceStopped;
+  L->nan_norm_counts = PETSC_FALSE; /* KSPBCGS checks the norm before counting the iteration */
+  L->products        = 2;
+  L->flops_per_row   = 24.0; /* the five passes, the diagonal's products included */
+  L->setup_event     = KSP_BCGSDeviceSetUp;
   PetscFunctionReturn(PETSC_SUCCESS);
 }

@@ -1,9 +1,8 @@
 /*
   cgdevice.c - KSPCGDEVICE: PETSc's KSPCG with its iterations run by the passes of cgloop.h.
 
-  The solver is a genuine KSPCG (made by KSPCreate_CG, so KSPCGSetType() and the rest work) whose solve, view,
-  set-from-options and destroy slots are wrapped; its own data hangs on the KSP as one composed container, removed at
-  destroy.  The start of a solve (residual, first norm, convergence test at iteration 0, first z'r) is KSPCG's, made of
+  The solver is a genuine KSPCG (made by KSPCreate_CG, so KSPCGSetType() and the rest work) whose slots are wrapped
+  (kspdevicetype.c).  The start of a solve (residual, first norm, convergence test at iteration 0, first z'r) is KSPCG's, made of
   PETSc's own vector operations; the iterations then run as passes on the GPU (or the host) through the driver shared
   with KSPBCGSDEVICE (kspdeviceloop.c), and the host replays the recorded norms through KSPLogResidualHistory(),
   KSPMonitor() and the convergence test in order.
@@ -12,7 +11,6 @@
 
 PETSC_EXTERN PetscErrorCode KSPCreate_CG(KSP);
 
-#define KSP_CGDEVICE_KEY "KSPCGDevice"
 static PetscLogEvent KSP_CGDeviceSetUp; /* the GPU loop's one-time work in a solve: context, first iterations, capture */
 
 /* the vectors of the passes, in the loop's arrays */
@@ -25,42 +23,18 @@ enum {
 };
 
 typedef struct {
-  PetscErrorCode (*cg_solve)(KSP);
-  PetscErrorCode (*cg_destroy)(KSP);
-  PetscErrorCode (*cg_view)(KSP, PetscViewer);
-  PetscErrorCode (*cg_setfromoptions)(KSP, MatELLROptionItems);
+  KSPDeviceLoop loop; /* first: the record kspdevicetype.c keeps */
   PetscErrorCode (*cg_setradius)(KSP, PetscReal);
   PetscErrorCode (*cg_setobjective)(KSP, PetscReal);
   PetscErrorCode (*cg_singlereduction)(KSP, PetscBool);
-  PetscErrorCode (*cg_reset)(KSP);
-  PetscBool     single;            /* KSPCGUseSingleReduction(): KSPCG's single-reduction loop */
-  PetscBool     radius, objective; /* a trust-region radius (nonzero) or an objective target (negative) is on: KSPCG's loop */
-  KSPDeviceLoop loop;
+  PetscBool single;            /* KSPCGUseSingleReduction(): KSPCG's single-reduction loop */
+  PetscBool radius, objective; /* a trust-region radius (nonzero) or an objective target (negative) is on: KSPCG's loop */
 } KSP_CGDevice;
-
-/* the container's destroy: given the pointer (PETSc < 3.23) or its address */
-static PetscErrorCode KSPCGDeviceDataDestroy(void *ptr)
-{
-#if PETSC_VERSION_LT(3, 23, 0)
-  KSP_CGDevice *c = (KSP_CGDevice *)ptr;
-#else
-  KSP_CGDevice *c = *(KSP_CGDevice **)ptr;
-#endif
-
-  PetscFunctionBegin;
-  PetscCall(KSPDeviceLoopDestroy(&c->loop));
-  PetscCall(PetscFree(c));
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
 
 static PetscErrorCode KSPCGDeviceGetData(KSP ksp, KSP_CGDevice **c)
 {
-  PetscContainer container;
-
   PetscFunctionBegin;
-  PetscCall(PetscObjectQuery((PetscObject)ksp, KSP_CGDEVICE_KEY, (PetscObject *)&container));
-  PetscCheck(container, PetscObjectComm((PetscObject)ksp), PETSC_ERR_PLIB, "A KSPCGDEVICE without its data");
-  PetscCall(PetscContainerGetPointer(container, (void **)c));
+  PetscCall(KSPDeviceLoopGet(ksp, (KSPDeviceLoop **)c));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -159,7 +133,7 @@ static PetscErrorCode KSPSolve_CGDevice(KSP ksp)
   else PetscCall(KSPDeviceLoopChoosePath(L, ksp, A, pc, &why));
   if (why) {
     PetscCall(PetscInfo(ksp, "KSPCG's own loop runs: %s\n", why));
-    PetscCall((*c->cg_solve)(ksp));
+    PetscCall((*L->base_solve)(ksp));
     PetscFunctionReturn(PETSC_SUCCESS);
   }
   v.X = ksp->vec_sol;
@@ -225,16 +199,9 @@ static PetscErrorCode KSPSolve_CGDevice(KSP ksp)
   L->shape.n       = n;
   L->shape.pc      = pc;
   L->shape.norm    = ksp->normtype == KSP_NORM_PRECONDITIONED ? CGLOOP_NORM_PRECONDITIONED : (ksp->normtype == KSP_NORM_UNPRECONDITIONED ? CGLOOP_NORM_UNPRECONDITIONED : (ksp->normtype == KSP_NORM_NATURAL ? CGLOOP_NORM_NATURAL : CGLOOP_NORM_NONE));
-  PetscCall(PetscMemzero(&st, sizeof(st)));
-  st.beta     = PetscRealPart(beta);
-  st.betaold  = 1.0;
-  st.max_it   = ksp->max_it;
-  st.test_tol = (PetscBool)(ksp->converged == KSPConvergedDefault && ksp->normtype != KSP_NORM_NONE);
-  st.ttol     = ksp->ttol;
-  st.dtol     = ksp->divtol * ksp->rnorm0;
-#if PETSC_VERSION_GE(3, 21, 0)
-  st.first_test = ksp->min_it;
-#endif
+  PetscCall(KSPDeviceLoopStateInit(ksp, &st));
+  st.beta    = PetscRealPart(beta);
+  st.betaold = 1.0;
   PetscCall(PetscInfo(ksp, "%s, preconditioner %s\n", L->paths[L->path], pc == CGLOOP_PC_GENERAL ? "applied by PETSc" : (pc == CGLOOP_PC_DIAGONAL ? "diagonal, in the passes" : "none")));
   PetscCall(KSPDeviceLoopRun(L, &st));
   PetscFunctionReturn(PETSC_SUCCESS);
@@ -272,104 +239,38 @@ static PetscErrorCode KSPCGUseSingleReduction_CGDevice(KSP ksp, PetscBool flg)
   PetscFunctionBegin;
   PetscCall(KSPCGDeviceGetData(ksp, &c));
   PetscCall((*c->cg_singlereduction)(ksp, flg));
-  if (ksp->ops->solve != KSPSolve_CGDevice) c->cg_solve = ksp->ops->solve;
+  if (ksp->ops->solve != KSPSolve_CGDevice) c->loop.base_solve = ksp->ops->solve;
   ksp->ops->solve = KSPSolve_CGDevice;
   c->single       = flg;
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
-
-static PetscErrorCode KSPReset_CGDevice(KSP ksp)
-{
-  KSP_CGDevice *c;
-
-  PetscFunctionBegin;
-  PetscCall(KSPCGDeviceGetData(ksp, &c));
-  PetscCall(VecDestroy(&c->loop.d));
-  if (c->cg_reset) PetscCall((*c->cg_reset)(ksp));
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
-
-static PetscErrorCode KSPSetFromOptions_CGDevice(KSP ksp, MatELLROptionItems PetscOptionsObject)
-{
-  KSP_CGDevice *c;
-
-  PetscFunctionBegin;
-  PetscCall(KSPCGDeviceGetData(ksp, &c));
-  PetscCall((*c->cg_setfromoptions)(ksp, PetscOptionsObject)); /* -ksp_cg_single_reduction: KSPCGUseSingleReduction_CGDevice() */
-  PetscOptionsHeadBegin(PetscOptionsObject, "KSPCGDEVICE options");
-  PetscCall(PetscOptionsInt("-ksp_cgdevice_check_every", "Iterations between two looks of the host at the residual norms (0: chosen from the time of an iteration)", "KSPCGDEVICE", c->loop.check_every, &c->loop.check_every, NULL));
-  PetscOptionsHeadEnd();
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
-
-static PetscErrorCode KSPView_CGDevice(KSP ksp, PetscViewer viewer)
-{
-  KSP_CGDevice *c;
-
-  PetscFunctionBegin;
-  PetscCall(KSPCGDeviceGetData(ksp, &c));
-  PetscCall((*c->cg_view)(ksp, viewer));
-  PetscCall(KSPDeviceLoopView(&c->loop, viewer));
-  PetscFunctionReturn(PETSC_SUCCESS);
-}
-
-static PetscErrorCode KSPDestroy_CGDevice(KSP ksp)
-{
-  KSP_CGDevice *c;
-  PetscErrorCode (*cg_destroy)(KSP);
-
-  PetscFunctionBegin;
-  PetscCall(KSPCGDeviceGetData(ksp, &c));
-  cg_destroy = c->cg_destroy;
-  PetscCall(PetscObjectCompose((PetscObject)ksp, KSP_CGDEVICE_KEY, NULL));
-  PetscCall((*cg_destroy)(ksp)); /* removes KSPCG's composed functions, ours among them */
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
 PETSC_INTERN PetscErrorCode KSPCreate_CGDevice(KSP ksp)
 {
   KSP_CGDevice  *c;
-  PetscContainer container;
+  KSPDeviceLoop *L;
 
   PetscFunctionBegin;
   if (!KSP_CGDeviceSetUp) PetscCall(PetscLogEventRegister("KSPCGDevSetUp", KSP_CLASSID, &KSP_CGDeviceSetUp));
   PetscCall(KSPCreate_CG(ksp));
-  PetscCall(PetscNew(&c));
-  c->cg_solve          = ksp->ops->solve;
-  c->cg_destroy        = ksp->ops->destroy;
-  c->cg_view           = ksp->ops->view;
-  c->cg_setfromoptions = (PetscErrorCode (*)(KSP, MatELLROptionItems))ksp->ops->setfromoptions;
-  c->cg_reset          = ksp->ops->reset;
-  c->loop.name            = "CG";
-  c->loop.paths[0]        = "KSPCG's loop";
-  c->loop.paths[1]        = "host passes";
-  c->loop.paths[2]        = "GPU passes";
-  c->loop.paths[3]        = "GPU passes in a CUDA graph";
-  c->loop.iterate         = KSPCGDeviceIterate;
-  c->loop.stopped         = KSPCGDeviceStopped;
-  c->loop.nan_norm_counts = PETSC_TRUE; /* KSPCG counts an iteration before its norm */
-  c->loop.products        = 1;
-  c->loop.flops_per_row   = 10.0;
-  c->loop.setup_event     = KSP_CGDeviceSetUp;
+  PetscCall(KSPDeviceLoopWrap(ksp, sizeof(KSP_CGDevice), KSPSolve_CGDevice, &L));
+  c                  = (KSP_CGDevice *)L;
+  L->name            = "CG";
+  L->manual          = "KSPCGDEVICE";
+  L->title           = "KSPCGDEVICE options";
+  L->option          = "-ksp_cgdevice_check_every";
+  L->paths[0]        = "KSPCG's loop";
+  L->iterate         = KSPCGDeviceIterate;
+  L->stopped         = KSPCGDeviceStopped;
+  L->nan_norm_counts = PETSC_TRUE; /* KSPCG counts an iteration before its norm */
+  L->products        = 1;
+  L->flops_per_row   = 10.0;
+  L->setup_event     = KSP_CGDeviceSetUp;
   PetscCall(PetscObjectQueryFunction((PetscObject)ksp, "KSPCGSetRadius_C", &c->cg_setradius));
   PetscCall(PetscObjectQueryFunction((PetscObject)ksp, "KSPCGSetObjectiveTarget_C", &c->cg_setobjective));
   PetscCall(PetscObjectQueryFunction((PetscObject)ksp, "KSPCGUseSingleReduction_C", &c->cg_singlereduction));
-  PetscCall(PetscContainerCreate(PETSC_COMM_SELF, &container));
-  PetscCall(PetscContainerSetPointer(container, c));
-#if PETSC_VERSION_LT(3, 23, 0)
-  PetscCall(PetscContainerSetUserDestroy(container, KSPCGDeviceDataDestroy));
-#else
-  PetscCall(PetscContainerSetCtxDestroy(container, KSPCGDeviceDataDestroy));
-#endif
-  PetscCall(PetscObjectCompose((PetscObject)ksp, KSP_CGDEVICE_KEY, (PetscObject)container));
-  PetscCall(PetscContainerDestroy(&container));
   if (c->cg_setradius) PetscCall(PetscObjectComposeFunction((PetscObject)ksp, "KSPCGSetRadius_C", KSPCGSetRadius_CGDevice));
   if (c->cg_setobjective) PetscCall(PetscObjectComposeFunction((PetscObject)ksp, "KSPCGSetObjectiveTarget_C", KSPCGSetObjectiveTarget_CGDevice));
   if (c->cg_singlereduction) PetscCall(PetscObjectComposeFunction((PetscObject)ksp, "KSPCGUseSingleReduction_C", KSPCGUseSingleReduction_CGDevice));
-  ksp->ops->solve          = KSPSolve_CGDevice;
-  ksp->ops->destroy        = KSPDestroy_CGDevice;
-  ksp->ops->reset          = KSPReset_CGDevice;
-  ksp->ops->view           = KSPView_CGDevice;
-  ksp->ops->setfromoptions = (PetscErrorCode (*)(KSP, MatELLROptionItems))KSPSetFromOptions_CGDevice;
   PetscFunctionReturn(PETSC_SUCCESS);
 }

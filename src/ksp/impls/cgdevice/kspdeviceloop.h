@@ -5,9 +5,10 @@
   host loop and the GPU loop (batches of iterations, replayed as a CUDA graph where the product and preconditioner
   allow).
 
-  A method gives an iteration function that enqueues one iteration's passes on L->arr (through KSPDeviceLoopPass(),
-  KSPDeviceLoopMult() and KSPDeviceLoopReleaseArrays()/KSPDeviceLoopTakeArrays() around PETSc's own operations), and a
-  function turning its own stops of the passes into KSP reasons.  Nothing here knows a recurrence.
+  kspdevicetype.c wraps the base type's slots around the loop's record.  A method gives an iteration function that
+  enqueues one iteration's passes on L->arr (through KSPDeviceLoopPass(), KSPDeviceLoopMult() and
+  KSPDeviceLoopReleaseArrays()/KSPDeviceLoopTakeArrays() around PETSc's own operations), and a function turning its
+  own stops of the passes into KSP reasons.  Nothing here knows a recurrence.
 */
 #ifndef KSPDEVICELOOP_H
 #define KSPDEVICELOOP_H
@@ -32,8 +33,16 @@ typedef enum {
 
 typedef struct KSPDeviceLoop_ KSPDeviceLoop;
 struct KSPDeviceLoop_ {
+  /* the base type's slots, wrapped (kspdevicetype.c) */
+  PetscErrorCode (*base_solve)(KSP);
+  PetscErrorCode (*base_destroy)(KSP);
+  PetscErrorCode (*base_view)(KSP, PetscViewer);
+  PetscErrorCode (*base_setfromoptions)(KSP, MatELLROptionItems);
+  PetscErrorCode (*base_reset)(KSP);
+
   /* the method's, for the life of the solver */
   const char *name;                                      /* the recurrence in messages: "CG", "BiCGStab" */
+  const char *manual, *title, *option;                   /* "KSPCGDEVICE", its options' header, -ksp_..._check_every */
   const char *paths[4];                                  /* what each KSPDeviceLoopPath is called (KSPView) */
   PetscErrorCode (*iterate)(KSPDeviceLoop *);            /* one iteration's passes */
   PetscErrorCode (*stopped)(KSP, const cgloop_state *);  /* the reason for a stop of the method's own kind */
@@ -67,6 +76,13 @@ struct KSPDeviceLoop_ {
   PetscInt         key_batch;
 #endif
 };
+
+/* kspdevicetype.c: the base type (just made by its create function) wrapped, with a zeroed record of size bytes
+   whose first member is the loop; the method then fills in its part of the loop */
+PETSC_INTERN PetscErrorCode KSPDeviceLoopWrap(KSP, size_t size, PetscErrorCode (*solve)(KSP), KSPDeviceLoop **);
+PETSC_INTERN PetscErrorCode KSPDeviceLoopGet(KSP, KSPDeviceLoop **);
+/* the state's fields every method sets alike: the limits and PETSc's default convergence test */
+PETSC_INTERN PetscErrorCode KSPDeviceLoopStateInit(KSP, cgloop_state *);
 
 PETSC_INTERN PetscErrorCode KSPDeviceLoopDestroy(KSPDeviceLoop *);
 PETSC_INTERN PetscErrorCode KSPDeviceLoopPCKind(KSP, Mat, cgloop_pc *);
