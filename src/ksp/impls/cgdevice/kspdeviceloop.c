@@ -123,6 +123,7 @@ static PetscErrorCode KSPDeviceLoopDigest(KSPDeviceLoop *L, const cgloop_state *
       PetscCheck(!ksp->errorifnotconverged, PetscObjectComm((PetscObject)ksp), PETSC_ERR_NOT_CONVERGED, "KSPSolve has not converged due to Nan or Inf norm");
       PetscCall(PCGetFailedReason(ksp->pc, &pcreason));
       ksp->reason = pcreason ? KSP_DIVERGED_PC_FAILED : KSP_DIVERGED_NANORINF;
+      ksp->rnorm  = dp;
       *finished   = PETSC_TRUE;
       PetscFunctionReturn(PETSC_SUCCESS);
     }
@@ -386,6 +387,12 @@ PetscErrorCode KSPDeviceLoopRun(KSPDeviceLoop *L, cgloop_state *st0)
   else PetscCall(KSPDeviceLoopGPU(L, st0));
 #else
   else SETERRQ(PetscObjectComm((PetscObject)L->ksp), PETSC_ERR_PLIB, "The %s loop on the GPU in a build without CUDA", L->name);
+#endif
+  /* KSPCheckNorm() and KSPCheckDot() flag the solution when the preconditioner failed (the arrays are PETSc's again) */
+#if PETSC_VERSION_LT(3, 22, 0)
+  if (L->ksp->reason == KSP_DIVERGED_PC_FAILED) PetscCall(VecSetInf(L->ksp->vec_sol));
+#else
+  if (L->ksp->reason == KSP_DIVERGED_PC_FAILED) PetscCall(VecFlag(L->ksp->vec_sol, 1));
 #endif
   PetscFunctionReturn(PETSC_SUCCESS);
 }
