@@ -320,15 +320,17 @@ static PetscErrorCode KSPDeviceLoopGPU(KSPDeviceLoop *L, const cgloop_state *st0
   if (!finished && graph) {
     const void      *key[KSP_DEVICELOOP_MAX_VECS + 2] = {NULL};
     PetscObjectState state;
+    PetscObjectId    id;
     PetscBool        same = PETSC_TRUE;
 
     for (PetscInt k = 0; k < L->nvec; k++) key[k] = L->arr[k];
     key[KSP_DEVICELOOP_MAX_VECS]     = L->darr;
     key[KSP_DEVICELOOP_MAX_VECS + 1] = L->e ? (const void *)L->e->dev : (const void *)L->vals;
     PetscCall(PetscObjectStateGet((PetscObject)L->A, &state));
+    PetscCall(PetscObjectGetId((PetscObject)L->A, &id));
     for (PetscInt k = 0; k < KSP_DEVICELOOP_MAX_VECS + 2; k++) same = (PetscBool)(same && key[k] == L->key[k]);
     /* a graph holds pointers and the storage it was captured with: captured again when any changed */
-    if (!cgloop_cuda_has_graph(L->cu) || !same || state != L->key_state || L->batch != L->key_batch) {
+    if (!cgloop_cuda_has_graph(L->cu) || !same || id != L->key_id || state != L->key_state || L->batch != L->key_batch) {
       int rc = cgloop_cuda_capture_begin(L->cu);
       for (PetscInt k = 0; !rc && k < L->batch; k++) {
         PetscErrorCode ierr = (*L->iterate)(L);
@@ -345,6 +347,7 @@ static PetscErrorCode KSPDeviceLoopGPU(KSPDeviceLoop *L, const cgloop_state *st0
         graph = PETSC_FALSE;
       } else {
         PetscCall(PetscArraycpy(L->key, key, KSP_DEVICELOOP_MAX_VECS + 2));
+        L->key_id    = id;
         L->key_state = state;
         L->key_batch = L->batch;
       }
