@@ -18,10 +18,12 @@ static char help[] = "KSPBCGSDEVICE against KSPBCGS on the same systems: iterati
   constructed deliberately: a skew-symmetric operator with b = ones ((v, rp) = (A b, b) = 0 exactly at the first
   iteration), 2 x 2 blocks [2 2; 0 0] with b = ones (alpha = 1/2, s = (-1, 1) per block in the null space: t = 0 with
   s != 0, a singular preconditioned operator), and b an eigenvector of a diagonal with eigenvalue 2 (s = 0 exactly: the
-  exact-solution branch).
+  exact-solution branch).  Last, a preconditioner that puts a NaN into its output (the stop on a non-finite residual
+  norm: the reason, the count, the norm and the solution as KSPBCGS leaves them, with and without a PC failure).
 */
 #include <petscksp.h>
 #include <petscellr.h>
+#include <math.h>
 #include <unistd.h>
 
 static PetscInt g_fail = 0;
@@ -213,6 +215,70 @@ static PetscInt HistoryWindow(const PetscReal *a, const PetscReal *moved, PetscI
   return i;
 }
 
+/* a preconditioner that puts a NaN in its output from its k-th application on, and says it failed where asked */
+typedef struct {
+  PetscInt  k, applied;
+  PetscBool fail;
+} NaNPC;
+
+static PetscErrorCode NaNPCApply(PC pc, Vec x, Vec y)
+{
+  NaNPC *ctx;
+
+  PetscFunctionBeginUser;
+  PetscCall(PCShellGetContext(pc, &ctx));
+  PetscCall(VecCopy(x, y));
+  if (++ctx->applied >= ctx->k) {
+    PetscScalar *a;
+    PetscInt     n;
+
+    if (ctx->fail) PetscCall(PCSetFailedReason(pc, PC_SUBPC_ERROR));
+    PetscCall(VecGetLocalSize(y, &n));
+    PetscCall(VecGetArray(y, &a));
+    if (n) a[0] = NAN;
+    PetscCall(VecRestoreArray(y, &a));
+  }
+  PetscFunctionReturn(0);
+}
+
+/* a NaN reaching the residual norm: the reason, the count, the norm KSPGetResidualNorm() gives (the NaN, as
+   KSPCheckNorm() leaves it) and the solution (flagged where the preconditioner failed) as KSPBCGS's */
+static PetscErrorCode NaNNorm(Mat A, Vec b, PetscInt k, PetscBool fail)
+{
+  KSPConvergedReason reason[2];
+  PetscInt           its[2];
+  PetscReal          rnorm[2], xnorm[2];
+  char               what[512];
+
+  PetscFunctionBeginUser;
+  for (PetscInt t = 0; t < 2; t++) {
+    KSP   ksp;
+    PC    pc;
+    Vec   x;
+    NaNPC ctx = {k, 0, fail};
+
+    PetscCall(KSPCreate(PETSC_COMM_WORLD, &ksp));
+    PetscCall(KSPSetOperators(ksp, A, A));
+    PetscCall(KSPSetType(ksp, t ? KSPBCGSDEVICE : KSPBCGS));
+    PetscCall(KSPGetPC(ksp, &pc));
+    PetscCall(PCSetType(pc, PCSHELL));
+    PetscCall(PCShellSetContext(pc, &ctx));
+    PetscCall(PCShellSetApply(pc, NaNPCApply));
+    PetscCall(KSPSetFromOptions(ksp));
+    PetscCall(VecDuplicate(b, &x));
+    PetscCall(KSPSolve(ksp, b, x));
+    PetscCall(KSPGetConvergedReason(ksp, &reason[t]));
+    PetscCall(KSPGetIterationNumber(ksp, &its[t]));
+    PetscCall(KSPGetResidualNorm(ksp, &rnorm[t]));
+    PetscCall(VecNorm(x, NORM_INFINITY, &xnorm[t]));
+    PetscCall(VecDestroy(&x));
+    PetscCall(KSPDestroy(&ksp));
+  }
+  PetscCall(PetscSNPrintf(what, sizeof(what), "nan_norm_at_apply_%" PetscInt_FMT "%s: reason %s / %s, iterations %" PetscInt_FMT " / %" PetscInt_FMT ", residual norm %g / %g, |x| %g / %g (KSPBCGS / bcgsdevice)", k, fail ? "_pc_failed" : "", KSPConvergedReasons[reason[0]], KSPConvergedReasons[reason[1]], its[0], its[1], (double)rnorm[0], (double)rnorm[1], (double)xnorm[0], (double)xnorm[1]));
+  PetscCall(Check((PetscBool)(reason[0] == reason[1] && its[0] == its[1] && PetscIsNanReal(rnorm[0]) && PetscIsNanReal(rnorm[1]) && PetscIsInfOrNanReal(xnorm[0]) == PetscIsInfOrNanReal(xnorm[1]) && (!fail || (PetscIsInfReal(xnorm[0]) && PetscIsInfReal(xnorm[1])))), what));
+  PetscFunctionReturn(0);
+}
+
 int main(int argc, char **argv)
 {
   PetscInt    n = 23;
@@ -339,6 +405,17 @@ int main(int argc, char **argv)
     PetscCall(VecDestroy(&moved->x));
     PetscCall(PetscFree4(bc, dev, again, moved));
     PetscCall(VecDestroy(&b2));
+    PetscCall(VecDestroy(&b));
+    PetscCall(MatDestroy(&A));
+  }
+  { /* the third application (after the initial residual's and v = B A p) is iteration 1's t = B A s: a NaN there
+       reaches omega, r and the norm of iteration 1 */
+    Mat A;
+    Vec b;
+
+    PetscCall(Build(n, OP_CONVECTION, &A, &b));
+    PetscCall(NaNNorm(A, b, 3, PETSC_FALSE));
+    PetscCall(NaNNorm(A, b, 5, PETSC_TRUE));
     PetscCall(VecDestroy(&b));
     PetscCall(MatDestroy(&A));
   }

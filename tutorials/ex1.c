@@ -74,6 +74,7 @@ int main(int argc, char **argv)
   PetscCall(PetscOptionsInt("-solves", "number of KSPSolve calls (from a zero initial guess each)", "ex1.c", solves, &solves, NULL));
   PetscOptionsEnd();
   PetscCheck(n >= 1, PETSC_COMM_WORLD, PETSC_ERR_ARG_OUTOFRANGE, "-n %" PetscInt_FMT " must be at least 1", n);
+  PetscCheck(!symmetric || convection == 0.0, PETSC_COMM_WORLD, PETSC_ERR_ARG_INCOMP, "-symmetric with -convection %g: the operator is not symmetric", (double)convection);
   PetscCheck(stencil == 7 || stencil == 27, PETSC_COMM_WORLD, PETSC_ERR_ARG_OUTOFRANGE, "-stencil %" PetscInt_FMT " must be 7 or 27", stencil);
   N = n * n * n;
 

@@ -70,7 +70,7 @@ typedef struct {
   long long stop_it;     /* iterations completed when stop was set */
   int       test_tol;    /* mirror the tolerance test */
   int       stop;        /* cgloop_stop */
-  unsigned  arrived[3];  /* one counter per reduction of an iteration (CG: curvature, step, close; BiCGStab: 0) */  /* blocks done in the current reduction (reset by the last one) */
+  unsigned  arrived[3];  /* blocks done in each reduction of an iteration, reset by the last (CG: curvature, step, close; BiCGStab: 0) */
   double    hist[CGLOOP_RING];
 } cgloop_state;
 

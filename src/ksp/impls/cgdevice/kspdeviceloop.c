@@ -123,6 +123,7 @@ static PetscErrorCode KSPDeviceLoopDigest(KSPDeviceLoop *L, const cgloop_state *
       PetscCheck(!ksp->errorifnotconverged, PetscObjectComm((PetscObject)ksp), PETSC_ERR_NOT_CONVERGED, "KSPSolve has not converged due to Nan or Inf norm");
       PetscCall(PCGetFailedReason(ksp->pc, &pcreason));
       ksp->reason = pcreason ? KSP_DIVERGED_PC_FAILED : KSP_DIVERGED_NANORINF;
+      ksp->rnorm  = dp;
       *finished   = PETSC_TRUE;
       PetscFunctionReturn(PETSC_SUCCESS);
     }
@@ -319,15 +320,17 @@ static PetscErrorCode KSPDeviceLoopGPU(KSPDeviceLoop *L, const cgloop_state *st0
   if (!finished && graph) {
     const void      *key[KSP_DEVICELOOP_MAX_VECS + 2] = {NULL};
     PetscObjectState state;
+    PetscObjectId    id;
     PetscBool        same = PETSC_TRUE;
 
     for (PetscInt k = 0; k < L->nvec; k++) key[k] = L->arr[k];
     key[KSP_DEVICELOOP_MAX_VECS]     = L->darr;
     key[KSP_DEVICELOOP_MAX_VECS + 1] = L->e ? (const void *)L->e->dev : (const void *)L->vals;
     PetscCall(PetscObjectStateGet((PetscObject)L->A, &state));
+    PetscCall(PetscObjectGetId((PetscObject)L->A, &id));
     for (PetscInt k = 0; k < KSP_DEVICELOOP_MAX_VECS + 2; k++) same = (PetscBool)(same && key[k] == L->key[k]);
     /* a graph holds pointers and the storage it was captured with: captured again when any changed */
-    if (!cgloop_cuda_has_graph(L->cu) || !same || state != L->key_state || L->batch != L->key_batch) {
+    if (!cgloop_cuda_has_graph(L->cu) || !same || id != L->key_id || state != L->key_state || L->batch != L->key_batch) {
       int rc = cgloop_cuda_capture_begin(L->cu);
       for (PetscInt k = 0; !rc && k < L->batch; k++) {
         PetscErrorCode ierr = (*L->iterate)(L);
@@ -344,6 +347,7 @@ static PetscErrorCode KSPDeviceLoopGPU(KSPDeviceLoop *L, const cgloop_state *st0
         graph = PETSC_FALSE;
       } else {
         PetscCall(PetscArraycpy(L->key, key, KSP_DEVICELOOP_MAX_VECS + 2));
+        L->key_id    = id;
         L->key_state = state;
         L->key_batch = L->batch;
       }
@@ -386,6 +390,12 @@ PetscErrorCode KSPDeviceLoopRun(KSPDeviceLoop *L, cgloop_state *st0)
   else PetscCall(KSPDeviceLoopGPU(L, st0));
 #else
   else SETERRQ(PetscObjectComm((PetscObject)L->ksp), PETSC_ERR_PLIB, "The %s loop on the GPU in a build without CUDA", L->name);
+#endif
+  /* KSPCheckNorm() and KSPCheckDot() flag the solution when the preconditioner failed (the arrays are PETSc's again) */
+#if PETSC_VERSION_LT(3, 22, 0)
+  if (L->ksp->reason == KSP_DIVERGED_PC_FAILED) PetscCall(VecSetInf(L->ksp->vec_sol));
+#else
+  if (L->ksp->reason == KSP_DIVERGED_PC_FAILED) PetscCall(VecFlag(L->ksp->vec_sol, 1));
 #endif
   PetscFunctionReturn(PETSC_SUCCESS);
 }

@@ -72,6 +72,7 @@ struct KSPDeviceLoop_ {
   cgloop_cuda     *cu;
   PetscInt         cu_n;
   const void      *key[KSP_DEVICELOOP_MAX_VECS + 2]; /* what the graph was captured with: the arrays, d, the product's storage */
+  PetscObjectId    key_id; /* ... and the operator it was captured for (its storage's address may come again) */
   PetscObjectState key_state;
   PetscInt         key_batch;
 #endif
