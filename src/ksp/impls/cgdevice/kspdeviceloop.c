@@ -312,11 +312,12 @@ static PetscErrorCode KSPDeviceLoopGPU(KSPDeviceLoop *L, const cgloop_state *st0
      part of the batch */
   L->batch = L->check_every > 0 ? L->check_every : (PetscInt)PetscCeilReal(2.5e-4 / PetscMax(t_iter, 1e-6));
   /* one when the host must see each iterate: a monitor (it may read x and r), or a convergence test the GPU cannot
-     mirror (x must be the iterate the test accepted) */
-  if ((ksp->numbermonitors || !st0->test_tol) && L->check_every <= 0) L->batch = 1;
+     mirror (x must be the iterate the test accepted); or when PETSc's preconditioner runs between passes (past the
+     stop it would be applied to stale vectors, and it may keep state of its own) */
+  if ((ksp->numbermonitors || !st0->test_tol || L->shape.pc == CGLOOP_PC_GENERAL) && L->check_every <= 0) L->batch = 1;
   L->batch = PetscMax(1, PetscMin(L->batch, KSP_DEVICELOOP_MAX_BATCH));
-  /* a batch enqueued ahead only where nothing on the host reads the vectors between batches */
-  depth = st0->test_tol && !ksp->numbermonitors ? 2 : 1;
+  /* a batch enqueued ahead only where nothing on the host reads the vectors between batches, nor runs between passes */
+  depth = st0->test_tol && !ksp->numbermonitors && L->shape.pc != CGLOOP_PC_GENERAL ? 2 : 1;
   if (!finished && graph) {
     const void      *key[KSP_DEVICELOOP_MAX_VECS + 2] = {NULL};
     PetscObjectState state;
