@@ -115,7 +115,7 @@ PETSC_EXTERN const char *const MatELLRBackends[];
 
    The graph holds the whole iteration when the preconditioner is `PCNONE` or `PCJACOBI` and the operator is a
    sequential `MATELLR`, `MATPELLR` or `MATSEQAIJCUSPARSE` with CUDA vectors.  Other preconditioners on one process
-   run the same passes without a graph (still no synchronization per iteration).  Several processes, trust-region or
+   run the same passes without a graph, the host looking after every iteration.  Several processes, trust-region or
    eigenvalue-estimating uses, the single-reduction variant (`KSPCGUseSingleReduction()`), `KSPSetCheckNormIteration()`
    and transpose solves run `KSPCG`'s own loop (`-info` says why); host vectors run the passes on the CPU.
 
@@ -145,9 +145,9 @@ M*/
    The graph holds the whole iteration (two products, five passes) when the preconditioner is `PCNONE` or `PCJACOBI`
    and the operator is a sequential `MATELLR`, `MATPELLR` or `MATSEQAIJCUSPARSE` with CUDA vectors.  Other
    preconditioners on one process run the same passes around PETSc's application of the preconditioner, without a
-   graph.  Several processes, right preconditioning, the unpreconditioned norm, `KSPSetCheckNormIteration()`, a
-   diagonally scaled preconditioner, -ksp_max_it 0 and transpose solves run `KSPBCGS`'s own loop (`-info` says why);
-   host vectors run the passes on the CPU.
+   graph, the host looking after every iteration.  Several processes, right preconditioning (with its
+   unpreconditioned norm), `KSPSetCheckNormIteration()`, a diagonally scaled preconditioner, -ksp_max_it 0 and
+   transpose solves run `KSPBCGS`'s own loop (`-info` says why); host vectors run the passes on the CPU.
 
    Level: intermediate
 
