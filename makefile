@@ -34,7 +34,7 @@ BINDING_C  += $(wildcard src/mat/utils/ellrhalo/*.c)
 # (the toolkit's or the system's first: a header no newer than the NCCL loaded at run time keeps ncclConfig_t's layout)
 NCCL_INC   ?= $(firstword $(patsubst %/nccl.h,%,$(wildcard $(CUDA_DIR)/include/nccl.h /usr/include/nccl.h $(CURDIR)/.petsc-cuda/nccl/include/nccl.h)))
 # the CG loop (KSPCGDEVICE): its PETSc-free passes (cgloop_*) and the KSP binding
-KSP_DIR    := src/ksp/impls/cgdevice
+KSP_DIR    := src/ksp/impls/deviceloop
 BINDING_C  += $(wildcard $(KSP_DIR)/*.c)
 ENGINE_CU  := $(if $(filter 1,$(WITH_CUDA)),$(wildcard $(ENGINE_DIR)/*.cu) $(wildcard $(KSP_DIR)/*.cu))
 TUTORIALS  := $(patsubst tutorials/%.c,$(BUILD)/tutorials/%,$(wildcard tutorials/*.c))

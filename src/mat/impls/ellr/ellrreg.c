@@ -79,8 +79,8 @@ PetscErrorCode PetscELLRInitializePackage(void)
   PetscCall(MatRegister(MATMPIAIJPELLR, MatCreate_MPIPELLR));
   PetscCall(MatRegisterRootName(MATELLR, MATSEQAIJELLRT, MATMPIAIJELLRT));
   PetscCall(MatRegisterRootName(MATPELLR, MATSEQAIJPELLR, MATMPIAIJPELLR));
-  PetscCall(KSPRegister(KSPCGDEVICE, KSPCreate_CGDevice));     /* src/ksp/impls/cgdevice */
-  PetscCall(KSPRegister(KSPBCGSDEVICE, KSPCreate_BCGSDevice)); /* src/ksp/impls/cgdevice */
+  PetscCall(KSPRegister(KSPCGDEVICE, KSPCreate_CGDevice));     /* src/ksp/impls/deviceloop */
+  PetscCall(KSPRegister(KSPBCGSDEVICE, KSPCreate_BCGSDevice)); /* src/ksp/impls/deviceloop */
   PetscCall(PetscRegisterFinalize(PetscELLRFinalizePackage));
   PetscELLRPackageInitialized = PETSC_TRUE; /* only once everything is registered */
 #endif
