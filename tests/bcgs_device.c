@@ -23,6 +23,7 @@ static char help[] = "KSPBCGSDEVICE against KSPBCGS on the same systems: iterati
 */
 #include <petscksp.h>
 #include <petscellr.h>
+#include "ksp_loop_path.h"
 #include <math.h>
 #include <unistd.h>
 
@@ -130,37 +131,6 @@ static PetscErrorCode Record(KSP ksp, PetscInt it, PetscReal rnorm, void *ctx)
   PetscFunctionReturn(0);
 }
 
-/* the loop the library ran, from its KSPView line (an ASCII file: a string viewer is sequential only) */
-static PetscErrorCode ReadPath(KSP ksp, char path[256])
-{
-  PetscViewer v;
-  char        fname[PETSC_MAX_PATH_LEN], line[1024];
-  PetscMPIInt rank;
-
-  PetscFunctionBeginUser;
-  path[0] = 0;
-  PetscCallMPI(MPI_Comm_rank(PETSC_COMM_WORLD, &rank));
-  PetscCall(PetscSNPrintf(fname, sizeof(fname), "bcgs_device_view_%d.txt", (int)getpid()));
-  PetscCallMPI(MPI_Bcast(fname, (int)sizeof(fname), MPI_CHAR, 0, PETSC_COMM_WORLD));
-  PetscCall(PetscViewerASCIIOpen(PETSC_COMM_WORLD, fname, &v));
-  PetscCall(KSPView(ksp, v));
-  PetscCall(PetscViewerDestroy(&v));
-  if (!rank) {
-    FILE *f = fopen(fname, "r");
-    while (f && fgets(line, sizeof(line), f)) {
-      char *at = strstr(line, "iterations run by: ");
-      if (at) {
-        PetscCall(PetscStrncpy(path, at + 19, 256));
-        if ((at = strchr(path, ';'))) *at = 0;
-      }
-    }
-    if (f) fclose(f);
-    remove(fname);
-  }
-  PetscCallMPI(MPI_Bcast(path, 256, MPI_CHAR, 0, PETSC_COMM_WORLD));
-  PetscFunctionReturn(0);
-}
-
 static PetscErrorCode Solve(Mat A, Vec b, const Case *cs, KSPType type, Result *res)
 {
   KSP              ksp;
@@ -190,7 +160,7 @@ static PetscErrorCode Solve(Mat A, Vec b, const Case *cs, KSPType type, Result *
   PetscCall(KSPGetConvergedReason(ksp, &res->reason));
   PetscCall(KSPGetIterationNumber(ksp, &res->its));
   PetscCall(KSPGetResidualHistory(ksp, &h, &res->nhist));
-  PetscCall(ReadPath(ksp, res->path));
+  PetscCall(KSPLoopPath(ksp, res->path));
   PetscCall(KSPDestroy(&ksp));
   PetscFunctionReturn(0);
 }

@@ -19,6 +19,7 @@ static char help[] = "KSPCGDEVICE against KSPCG on the same systems: iterations,
 */
 #include <petscksp.h>
 #include <petscellr.h>
+#include "ksp_loop_path.h"
 #include <unistd.h>
 
 static PetscInt g_fail = 0;
@@ -99,39 +100,6 @@ typedef struct {
   char               path[256];
 } Result;
 
-/* the loop the library ran, from its KSPView line (an ASCII file: a string viewer is sequential only) */
-static PetscErrorCode ReadPath(KSP ksp, char path[256])
-{
-  PetscFunctionBeginUser;
-  path[0] = 0;
-  {
-    PetscViewer v;
-    char        fname[PETSC_MAX_PATH_LEN], line[1024];
-    PetscMPIInt rank;
-
-    PetscCallMPI(MPI_Comm_rank(PETSC_COMM_WORLD, &rank));
-    PetscCall(PetscSNPrintf(fname, sizeof(fname), "cg_device_view_%d.txt", (int)getpid()));
-    PetscCallMPI(MPI_Bcast(fname, (int)sizeof(fname), MPI_CHAR, 0, PETSC_COMM_WORLD));
-    PetscCall(PetscViewerASCIIOpen(PETSC_COMM_WORLD, fname, &v));
-    PetscCall(KSPView(ksp, v));
-    PetscCall(PetscViewerDestroy(&v));
-    if (!rank) {
-      FILE *f = fopen(fname, "r");
-      while (f && fgets(line, sizeof(line), f)) {
-        char *at = strstr(line, "iterations run by: ");
-        if (at) {
-          PetscCall(PetscStrncpy(path, at + 19, 256));
-          if ((at = strchr(path, ';'))) *at = 0;
-        }
-      }
-      if (f) fclose(f);
-      remove(fname);
-    }
-    PetscCallMPI(MPI_Bcast(path, (int)256, MPI_CHAR, 0, PETSC_COMM_WORLD));
-  }
-  PetscFunctionReturn(0);
-}
-
 static PetscErrorCode Solve(Mat A, Vec b, const Case *cs, KSPType type, Result *res)
 {
   KSP             ksp;
@@ -165,7 +133,7 @@ static PetscErrorCode Solve(Mat A, Vec b, const Case *cs, KSPType type, Result *
   PetscCall(KSPGetConvergedReason(ksp, &res->reason));
   PetscCall(KSPGetIterationNumber(ksp, &res->its));
   PetscCall(KSPGetResidualHistory(ksp, &h, &res->nhist));
-  PetscCall(ReadPath(ksp, res->path));
+  PetscCall(KSPLoopPath(ksp, res->path));
   PetscCall(KSPDestroy(&ksp));
   PetscFunctionReturn(0);
 }
@@ -216,7 +184,7 @@ static PetscErrorCode Regress(PetscInt n, const char *test, KSPType type, KSPCon
   PetscCall(KSPSolve(ksp, b, x));
   PetscCall(KSPGetConvergedReason(ksp, reason));
   PetscCall(KSPGetIterationNumber(ksp, its));
-  PetscCall(ReadPath(ksp, path));
+  PetscCall(KSPLoopPath(ksp, path));
   PetscCall(KSPDestroy(&ksp));
   PetscCall(VecDestroy(&x));
   PetscCall(VecDestroy(&b));
