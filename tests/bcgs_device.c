@@ -340,7 +340,7 @@ int main(int argc, char **argv)
     {
       const char *expect = NULL;
 
-      if (cs->right || size > 1) expect = "KSPBCGS's loop";
+      if (cs->right) expect = "KSPBCGS's loop";
       else if (havewant) {
         expect = !strcmp(want, "host") ? "host passes" : (!strcmp(want, "graph") ? "GPU passes in a CUDA graph" : (!strcmp(want, "kspbcgs") ? "KSPBCGS's loop" : "GPU passes"));
         if (!strcmp(want, "graph") && !strcmp(cs->pc, PCILU)) expect = "GPU passes"; /* PETSc applies ILU outside the graph */

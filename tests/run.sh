@@ -350,19 +350,20 @@ t_fn user_mult_over_the_library ok_lines 1 "$BUILD/tests/binding_regress" -test 
 # KSPCGDEVICE against KSPCG (tests/cg_device.c): the same reasons, iterations, residual histories and solutions, the
 # same bits again, breakdowns, and the loop it reports: host passes for host vectors; on the GPU the CUDA graph for
 # PCNONE / PCJACOBI and GPU passes around the preconditioners PETSc applies; KSPCG's own loop on several processes
-# and regressions: KSPReset then another size, -ksp_max_it 0, a non-finite p'Ap, KSPCGUseSingleReduction() after
+# without NCCL (with it: the nccl_* tests), and regressions: KSPReset then another size, -ksp_max_it 0, a non-finite p'Ap, KSPCGUseSingleReduction() after
 # KSPSetFromOptions()
 CGPATH=host; [ "$BACKEND" = cuda ] && CGPATH=graph
 t_fn cg_device_aij ok_lines 35 "$BUILD/tests/cg_device" -path host
 t_fn cg_device_ellrt ok_lines 35 "$BUILD/tests/cg_device" -mat_type ellrt -path $CGPATH $ENGINE
 t_fn cg_device_pellr ok_lines 35 "$BUILD/tests/cg_device" -mat_type pellr -path $CGPATH $ENGINE
-t_fn cg_device_np2_runs_kspcg ok_lines 35 $MPIEXEC -n 2 "$BUILD/tests/cg_device" -mat_type ellrt -path kspcg $ENGINE
+# (-ellr_nccl 0: on ranks with a GPU each the loop would sum its reductions through NCCL, the nccl_* tests below)
+t_fn cg_device_np2_runs_kspcg ok_lines 35 $MPIEXEC -n 2 "$BUILD/tests/cg_device" -mat_type ellrt -path kspcg -ellr_nccl 0 $ENGINE
 [ "$BACKEND" = cuda ] && t_fn cg_device_aijcusparse ok_lines 35 "$BUILD/tests/cg_device" -mat_type aijcusparse -path graph
 # KSPBCGSDEVICE against KSPBCGS (tests/bcgs_device.c): nonsymmetric convection-diffusion on an odd grid, diagonals of
 # mixed signs, Jacobi, none and ILU (applied by PETSc between the passes), a monitor, the norm none, max_it reached, a
 # constructed breakdown ((A b, b) = 0) and the exact-solution branch (s = 0); the same reasons, iterations, histories
 # within what rounding does to KSPBCGS itself, solutions, the same bits again, and the loop it reports; right
-# preconditioning and several processes run KSPBCGS's own loop, and -info says why
+# preconditioning and several processes without NCCL run KSPBCGS's own loop, and -info says why
 bcgs_fallback_says_why() {
   local out=$SCRATCH/bcgsinfo.$$.$RANDOM
   run "$out" "$@" || { echo "exit status $? ($*)"; tail -20 "$out"; return 1; }
@@ -373,7 +374,7 @@ t_fn bcgs_device_aij ok_lines 60 "$BUILD/tests/bcgs_device" -path host
 t_fn bcgs_device_ellrt ok_lines 60 "$BUILD/tests/bcgs_device" -mat_type ellrt -path $CGPATH $ENGINE
 t_fn bcgs_device_pellr ok_lines 60 "$BUILD/tests/bcgs_device" -mat_type pellr -path $CGPATH $ENGINE
 t_fn bcgs_device_check_every_3 ok_lines 60 "$BUILD/tests/bcgs_device" -mat_type ellrt -path $CGPATH -ksp_bcgsdevice_check_every 3 $ENGINE
-t_fn bcgs_device_np2_runs_kspbcgs ok_lines 60 $MPIEXEC -n 2 "$BUILD/tests/bcgs_device" -mat_type ellrt -path kspbcgs $ENGINE
+t_fn bcgs_device_np2_runs_kspbcgs ok_lines 60 $MPIEXEC -n 2 "$BUILD/tests/bcgs_device" -mat_type ellrt -path kspbcgs -ellr_nccl 0 $ENGINE
 t_fn bcgs_device_fallback_says_why bcgs_fallback_says_why "$BUILD/tests/bcgs_device" -path host -info :ksp
 # -help lists the loop's option, and ex1's nonsymmetric operator (-convection) converges with it as with KSPBCGS
 t_grep bcgs_device_help_lists_option "-ksp_bcgsdevice_check_every && KSP iterations: [0-9]+ \(CONVERGED_RTOL\)" \
@@ -621,6 +622,11 @@ else PT_OK=0; tail -n +2 "$PTLOG" >"$PTLOG.rest"; Q=1 fail petsc_tutorials_build
       for g in coo prealloc; do
         t_grep "nccl_diff_aij_${g}_np$np" "checks, 0 failed" -- $MPIEXEC -n $np "$DIFF" -group $g -cases band,zero_rows_rank,rect_tall -ellr_nccl_wait $ENGINE
       done
+      # the Krylov loops with one GPU per rank: every reduction summed over the ranks by NCCL on the GPU, the host
+      # looking once per batch; against KSPCG / KSPBCGS as on one rank, the same bits again
+      t_fn "nccl_cg_device_ellrt_np$np" ok_lines 35 $MPIEXEC -n $np "$BUILD/tests/cg_device" -mat_type ellrt -path gpu $ENGINE
+      t_fn nccl_cg_device_aijcusparse_np2 ok_lines 35 $MPIEXEC -n 2 "$BUILD/tests/cg_device" -mat_type aijcusparse -path gpu
+      t_fn "nccl_bcgs_device_pellr_np$np" ok_lines 60 $MPIEXEC -n $np "$BUILD/tests/bcgs_device" -mat_type pellr -path gpu $ENGINE
       # without waiting: the products switch from MPI's exchange to NCCL's at the same product on every rank (damped
       # Jacobi runs the 40000 products, seconds, with no breakdown that would end the run before NCCL is ready)
       t_grep "nccl_halo_switch_ellrt_np2" "NCCL ready after [1-9][0-9]* products && ^ELLRHaloNCCL +[1-9]" -- $MPIEXEC -n 2 "$EX1" -mat_type ellrt -n 64 -ksp_type richardson -ksp_richardson_scale 0.9 -pc_type jacobi -ksp_rtol 0 -ksp_atol 0 -ksp_max_it 40000 -log_view -info :mat,sys

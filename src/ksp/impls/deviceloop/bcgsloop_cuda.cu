@@ -1,7 +1,8 @@
 /*
   bcgsloop_cuda.cu - the BiCGStab passes of bcgsloop.h on CUDA arrays, in the context of cgloop_cuda.cu (its stream,
   state, partials and graph capture); the reductions as cgloop_cuda_impl.h describes, one counter (arrived[0]) for the
-  iteration's three reductions, which run one after the other on the stream.
+  iteration's three reductions, which run one after the other on the stream; on several ranks each reduction's totals are
+  summed over the ranks before its rule runs (cgloop_cuda_reduced()).
 */
 #include "cgloop_cuda_impl.h"
 #include "bcgsloop_rules.h"
@@ -32,7 +33,7 @@ __global__ static void bcgsloop_direction_kernel(cgloop_shape s, cgloop_state *s
   BCGSLOOP_FOR(i, s.n) p[i] = r[i] + c * v[i] + beta * p[i];
 }
 
-__global__ static void bcgsloop_alpha_kernel(cgloop_shape s, cgloop_state *st, double *v, const double *d, const double *rp, double *partial)
+__global__ static void bcgsloop_alpha_kernel(cgloop_shape s, cgloop_state *st, double *v, const double *d, const double *rp, double *partial, double *sums)
 {
   __shared__ double sh[CGLOOP_THREADS];
   double            sum[1] = {0.0};
@@ -45,10 +46,7 @@ __global__ static void bcgsloop_alpha_kernel(cgloop_shape s, cgloop_state *st, d
     sum[0] += vi * rp[i];
   }
   if (!bcgsloop_reduce(st, partial, 1, sum, sh)) return;
-  if (threadIdx.x == 0) {
-    bcgsloop_after_alpha(st, sum[0]);
-    st->arrived[0] = 0;
-  }
+  if (threadIdx.x == 0) cgloop_totals(CGLOOP_RULE_BCGS_ALPHA, &s, st, 0, sum, 1, sums);
 }
 
 __global__ static void bcgsloop_residual_kernel(cgloop_shape s, cgloop_state *st, const double *r, const double *v, double *sv)
@@ -58,7 +56,7 @@ __global__ static void bcgsloop_residual_kernel(cgloop_shape s, cgloop_state *st
   BCGSLOOP_FOR(i, s.n) sv[i] = r[i] - a * v[i];
 }
 
-__global__ static void bcgsloop_omega_kernel(cgloop_shape s, cgloop_state *st, const double *sv, double *t, const double *d, double *partial)
+__global__ static void bcgsloop_omega_kernel(cgloop_shape s, cgloop_state *st, const double *sv, double *t, const double *d, double *partial, double *sums)
 {
   __shared__ double sh[CGLOOP_THREADS];
   double            sum[3] = {0.0, 0.0, 0.0};
@@ -74,13 +72,10 @@ __global__ static void bcgsloop_omega_kernel(cgloop_shape s, cgloop_state *st, c
     sum[2] += si * si;
   }
   if (!bcgsloop_reduce(st, partial, 3, sum, sh)) return;
-  if (threadIdx.x == 0) {
-    bcgsloop_after_omega(st, sum[0], sum[1], sum[2]);
-    st->arrived[0] = 0;
-  }
+  if (threadIdx.x == 0) cgloop_totals(CGLOOP_RULE_BCGS_OMEGA, &s, st, 0, sum, 3, sums);
 }
 
-__global__ static void bcgsloop_step_kernel(cgloop_shape s, cgloop_state *st, double *x, double *r, const double *p, const double *sv, const double *t, const double *rp, double *partial)
+__global__ static void bcgsloop_step_kernel(cgloop_shape s, cgloop_state *st, double *x, double *r, const double *p, const double *sv, const double *t, const double *rp, double *partial, double *sums)
 {
   __shared__ double sh[CGLOOP_THREADS];
   double            sum[2] = {0.0, 0.0};
@@ -96,10 +91,7 @@ __global__ static void bcgsloop_step_kernel(cgloop_shape s, cgloop_state *st, do
     sum[1] += ri * rp[i];
   }
   if (!bcgsloop_reduce(st, partial, 2, sum, sh)) return;
-  if (threadIdx.x == 0) {
-    bcgsloop_after_step(st, s.norm, sum[0], sum[1]);
-    st->arrived[0] = 0;
-  }
+  if (threadIdx.x == 0) cgloop_totals(CGLOOP_RULE_BCGS_STEP, &s, st, 0, sum, 2, sums);
 }
 
 extern "C" {
@@ -112,8 +104,8 @@ int bcgsloop_cuda_direction(cgloop_cuda *c, const double *r, const double *v, do
 
 int bcgsloop_cuda_alpha(cgloop_cuda *c, double *v, const double *d, const double *rp)
 {
-  bcgsloop_alpha_kernel<<<c->nblocks, CGLOOP_THREADS, 0, c->run>>>(c->shape, c->dstate, v, d, rp, c->partial);
-  return (int)cudaPeekAtLastError();
+  bcgsloop_alpha_kernel<<<c->nblocks, CGLOOP_THREADS, 0, c->run>>>(c->shape, c->dstate, v, d, rp, c->partial, c->reduce ? c->sums : NULL);
+  return cgloop_cuda_reduced(c, CGLOOP_RULE_BCGS_ALPHA, 1);
 }
 
 int bcgsloop_cuda_residual(cgloop_cuda *c, const double *r, const double *v, double *s)
@@ -124,13 +116,13 @@ int bcgsloop_cuda_residual(cgloop_cuda *c, const double *r, const double *v, dou
 
 int bcgsloop_cuda_omega(cgloop_cuda *c, const double *s, double *t, const double *d)
 {
-  bcgsloop_omega_kernel<<<c->nblocks, CGLOOP_THREADS, 0, c->run>>>(c->shape, c->dstate, s, t, d, c->partial);
-  return (int)cudaPeekAtLastError();
+  bcgsloop_omega_kernel<<<c->nblocks, CGLOOP_THREADS, 0, c->run>>>(c->shape, c->dstate, s, t, d, c->partial, c->reduce ? c->sums : NULL);
+  return cgloop_cuda_reduced(c, CGLOOP_RULE_BCGS_OMEGA, 3);
 }
 
 int bcgsloop_cuda_step(cgloop_cuda *c, double *x, double *r, const double *p, const double *s, const double *t, const double *rp)
 {
-  bcgsloop_step_kernel<<<c->nblocks, CGLOOP_THREADS, 0, c->run>>>(c->shape, c->dstate, x, r, p, s, t, rp, c->partial);
-  return (int)cudaPeekAtLastError();
+  bcgsloop_step_kernel<<<c->nblocks, CGLOOP_THREADS, 0, c->run>>>(c->shape, c->dstate, x, r, p, s, t, rp, c->partial, c->reduce ? c->sums : NULL);
+  return cgloop_cuda_reduced(c, CGLOOP_RULE_BCGS_STEP, 2);
 }
 }

@@ -19,6 +19,8 @@
   - reductions are two-stage with a fixed number of blocks per length and a fixed summation order (no floating-point
     atomics): the same bits on every run;
   - once stop is set, every pass returns at once, so passes enqueued past the stopping iteration change nothing;
+  - on several ranks every reduction's totals are summed over the ranks on the GPU (the caller's reducer) before its
+    rule runs, so all ranks hold the same scalars and stop at the same iteration;
   - the residual norm of every iteration goes to hist[it % CGLOOP_RING]: the host reads them in order afterwards,
     at most CGLOOP_RING iterations behind.
 */
@@ -100,6 +102,11 @@ int cgloop_cuda_set_shape(cgloop_cuda *, const cgloop_shape *, void *stream, int
 int cgloop_cuda_wait_for(cgloop_cuda *, void *stream);
 int cgloop_cuda_release_to(cgloop_cuda *, void *stream);
 int cgloop_cuda_set_state(cgloop_cuda *, const cgloop_state *);
+/* On several ranks (each with its share of the rows): sums[0..count) summed over the ranks in place on stream, the same
+   bits on every rank (an all-reduce, stream-ordered); 0 or CGLOOP_REDUCE_FAILED.  NULL: one rank. */
+typedef int (*cgloop_reducer)(void *ctx, double *sums, int count, void *stream);
+#define CGLOOP_REDUCE_FAILED 2000
+int cgloop_cuda_set_reducer(cgloop_cuda *, cgloop_reducer, void *ctx);
 int cgloop_cuda_direction(cgloop_cuda *, const double *r, const double *d, const double *z, double *p);
 int cgloop_cuda_curvature(cgloop_cuda *, const double *p, const double *w);
 int cgloop_cuda_step(cgloop_cuda *, double *x, double *r, const double *p, const double *w, const double *d);

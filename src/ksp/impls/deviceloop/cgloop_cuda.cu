@@ -16,7 +16,7 @@ __global__ static void cgloop_direction_kernel(cgloop_shape s, cgloop_state *st,
   }
 }
 
-__global__ static void cgloop_curvature_kernel(cgloop_shape s, cgloop_state *st, const double *p, const double *w, double *partial)
+__global__ static void cgloop_curvature_kernel(cgloop_shape s, cgloop_state *st, const double *p, const double *w, double *partial, double *sums)
 {
   __shared__ double sh[CGLOOP_THREADS];
   double            v = 0.0;
@@ -27,13 +27,10 @@ __global__ static void cgloop_curvature_kernel(cgloop_shape s, cgloop_state *st,
   if (!cgloop_arrive(st, 0, partial, 1, &v)) return;
   __syncthreads();
   const double dpi = cgloop_total(partial, sh);
-  if (threadIdx.x == 0) {
-    cgloop_after_curvature(st, dpi);
-    st->arrived[0] = 0;
-  }
+  if (threadIdx.x == 0) cgloop_totals(CGLOOP_RULE_CG_CURVATURE, &s, st, 0, &dpi, 1, sums);
 }
 
-__global__ static void cgloop_step_kernel(cgloop_shape s, cgloop_state *st, double *x, double *r, const double *p, const double *w, const double *d, double *partial)
+__global__ static void cgloop_step_kernel(cgloop_shape s, cgloop_state *st, double *x, double *r, const double *p, const double *w, const double *d, double *partial, double *sums)
 {
   __shared__ double sh[CGLOOP_THREADS];
   double            zr = 0.0, nrm2 = 0.0, rr = 0.0, v[2];
@@ -60,17 +57,13 @@ __global__ static void cgloop_step_kernel(cgloop_shape s, cgloop_state *st, doub
   }
   if (!cgloop_arrive(st, 1, partial, 2, v)) return;
   __syncthreads();
-  const double t0 = cgloop_total(partial, sh);
+  v[0] = cgloop_total(partial, sh);
   __syncthreads();
-  const double t1 = cgloop_total(partial + CGLOOP_MAX_BLOCKS, sh);
-  if (threadIdx.x == 0) {
-    if (s.pc == CGLOOP_PC_GENERAL) st->rr = t0;
-    else cgloop_after_step(st, s.norm, t0, t1);
-    st->arrived[1] = 0;
-  }
+  v[1] = cgloop_total(partial + CGLOOP_MAX_BLOCKS, sh);
+  if (threadIdx.x == 0) cgloop_totals(CGLOOP_RULE_CG_STEP, &s, st, 1, v, 2, sums);
 }
 
-__global__ static void cgloop_close_kernel(cgloop_shape s, cgloop_state *st, const double *r, const double *z, double *partial)
+__global__ static void cgloop_close_kernel(cgloop_shape s, cgloop_state *st, const double *r, const double *z, double *partial, double *sums)
 {
   __shared__ double sh[CGLOOP_THREADS];
   double            zr = 0.0, zz = 0.0, v[2];
@@ -85,19 +78,37 @@ __global__ static void cgloop_close_kernel(cgloop_shape s, cgloop_state *st, con
   v[1] = cgloop_block_sum(zz, sh);
   if (!cgloop_arrive(st, 2, partial, 2, v)) return;
   __syncthreads();
-  const double t0 = cgloop_total(partial, sh);
+  v[0] = cgloop_total(partial, sh);
   __syncthreads();
-  const double t1 = cgloop_total(partial + CGLOOP_MAX_BLOCKS, sh);
-  if (threadIdx.x == 0) {
-    cgloop_after_step(st, s.norm, t0, s.norm == CGLOOP_NORM_UNPRECONDITIONED ? st->rr : t1);
-    st->arrived[2] = 0;
-  }
+  v[1] = cgloop_total(partial + CGLOOP_MAX_BLOCKS, sh);
+  if (threadIdx.x == 0) cgloop_totals(CGLOOP_RULE_CG_CLOSE, &s, st, 2, v, 2, sums);
+}
+
+/* a reduction's rule on its totals summed over the ranks */
+__global__ static void cgloop_conclude_kernel(cgloop_rule rule, cgloop_shape s, cgloop_state *st, const double *sums)
+{
+  double t[3];
+
+  if (st->stop) return; /* the reduction pass returned at once: sums are stale */
+  for (int j = 0; j < 3; j++) t[j] = sums[j];
+  cgloop_conclude(rule, &s, st, t);
+}
+
+int cgloop_cuda_reduced(cgloop_cuda *c, cgloop_rule rule, int k)
+{
+  int rc = (int)cudaPeekAtLastError();
+
+  if (rc || !c->reduce) return rc;
+  if (c->reduce(c->reduce_ctx, c->sums, k, (void *)c->run)) return CGLOOP_REDUCE_FAILED;
+  cgloop_conclude_kernel<<<1, 1, 0, c->run>>>(rule, c->shape, c->dstate, c->sums);
+  return (int)cudaPeekAtLastError();
 }
 
 extern "C" {
 
 const char *cgloop_cuda_error(int e)
 {
+  if (e == CGLOOP_REDUCE_FAILED) return "the all-reduce over the ranks failed (NCCL_DEBUG=WARN says more)";
   return e >= 0 && e < 1000 ? cudaGetErrorString((cudaError_t)e) : "a cuSPARSE call failed";
 }
 
@@ -130,6 +141,8 @@ int cgloop_cuda_create(const cgloop_shape *s, cgloop_cuda **out)
   CGLOOP_CU(cudaMemset(c->dstate, 0, sizeof(cgloop_state)));
   CGLOOP_CU(cudaMallocHost((void **)&c->hstate, 3 * sizeof(cgloop_state)));
   CGLOOP_CU(cudaMalloc((void **)&c->partial, 3 * CGLOOP_MAX_BLOCKS * sizeof(double)));
+  CGLOOP_CU(cudaMalloc((void **)&c->sums, 3 * sizeof(double)));
+  CGLOOP_CU(cudaMemset(c->sums, 0, 3 * sizeof(double)));
   for (int i = 0; i < 2; i++) CGLOOP_CU(cudaEventCreateWithFlags(&c->fetched[i], cudaEventDisableTiming));
   CGLOOP_CU(cudaEventCreateWithFlags(&c->fence, cudaEventDisableTiming));
   for (int i = 0; i < 2; i++) CGLOOP_CU(cudaEventCreate(&c->mark[i]));
@@ -159,6 +172,7 @@ int cgloop_cuda_destroy(cgloop_cuda *c)
     if (c->mark[i]) CGLOOP_CU(cudaEventDestroy(c->mark[i]));
   }
   if (c->fence) CGLOOP_CU(cudaEventDestroy(c->fence));
+  if (c->sums) CGLOOP_CU(cudaFree(c->sums));
   if (c->partial) CGLOOP_CU(cudaFree(c->partial));
   if (c->hstate) CGLOOP_CU(cudaFreeHost(c->hstate));
   if (c->dstate) CGLOOP_CU(cudaFree(c->dstate));
@@ -207,6 +221,18 @@ int cgloop_cuda_set_state(cgloop_cuda *c, const cgloop_state *st)
   return 0;
 }
 
+int cgloop_cuda_set_reducer(cgloop_cuda *c, cgloop_reducer reduce, void *ctx)
+{
+  /* a graph holds the passes with or without the all-reduce: another choice, a new one */
+  if (!reduce != !c->reduce && c->exec) {
+    int e = cgloop_cuda_drop_graph(c);
+    if (e) return e;
+  }
+  c->reduce     = reduce;
+  c->reduce_ctx = ctx;
+  return 0;
+}
+
 int cgloop_cuda_direction(cgloop_cuda *c, const double *r, const double *d, const double *z, double *p)
 {
   cgloop_direction_kernel<<<c->nblocks, CGLOOP_THREADS, 0, c->run>>>(c->shape, c->dstate, r, d, z, p);
@@ -215,21 +241,21 @@ int cgloop_cuda_direction(cgloop_cuda *c, const double *r, const double *d, cons
 
 int cgloop_cuda_curvature(cgloop_cuda *c, const double *p, const double *w)
 {
-  cgloop_curvature_kernel<<<c->nblocks, CGLOOP_THREADS, 0, c->run>>>(c->shape, c->dstate, p, w, c->partial);
-  return (int)cudaPeekAtLastError();
+  cgloop_curvature_kernel<<<c->nblocks, CGLOOP_THREADS, 0, c->run>>>(c->shape, c->dstate, p, w, c->partial, c->reduce ? c->sums : NULL);
+  return cgloop_cuda_reduced(c, CGLOOP_RULE_CG_CURVATURE, 1);
 }
 
 int cgloop_cuda_step(cgloop_cuda *c, double *x, double *r, const double *p, const double *w, const double *d)
 {
-  cgloop_step_kernel<<<c->nblocks, CGLOOP_THREADS, 0, c->run>>>(c->shape, c->dstate, x, r, p, w, d, c->partial + CGLOOP_MAX_BLOCKS);
-  return (int)cudaPeekAtLastError();
+  cgloop_step_kernel<<<c->nblocks, CGLOOP_THREADS, 0, c->run>>>(c->shape, c->dstate, x, r, p, w, d, c->partial + CGLOOP_MAX_BLOCKS, c->reduce ? c->sums : NULL);
+  return cgloop_cuda_reduced(c, CGLOOP_RULE_CG_STEP, 2);
 }
 
 int cgloop_cuda_close(cgloop_cuda *c, const double *r, const double *z)
 {
   /* the step pass's partials: that pass has summed them (stream order) before this one runs */
-  cgloop_close_kernel<<<c->nblocks, CGLOOP_THREADS, 0, c->run>>>(c->shape, c->dstate, r, z, c->partial + CGLOOP_MAX_BLOCKS);
-  return (int)cudaPeekAtLastError();
+  cgloop_close_kernel<<<c->nblocks, CGLOOP_THREADS, 0, c->run>>>(c->shape, c->dstate, r, z, c->partial + CGLOOP_MAX_BLOCKS, c->reduce ? c->sums : NULL);
+  return cgloop_cuda_reduced(c, CGLOOP_RULE_CG_CLOSE, 2);
 }
 
 int cgloop_cuda_csr_product(cgloop_cuda *c, int nrows, int ncols, int nnz, const int *rowptr, const int *colidx, const double *vals, const double *p, double *w)

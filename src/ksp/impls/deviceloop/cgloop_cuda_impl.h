@@ -4,7 +4,9 @@
 
   Reductions: each block sums a grid-stride share of the indices in index order, reduces in shared memory by a fixed
   tree and writes one partial per block; the last block to arrive (a counter in the state, reset by that block) sums the
-  partials in the same fixed way and runs the scalar rules.  The block count depends on n only, so the sums, and every
+  partials in the same fixed way and runs the scalar rules.  On several ranks (a reducer set) that block writes the
+  rank's totals to sums instead; the reducer (an all-reduce on the stream) sums them over the ranks, and a one-thread
+  kernel runs the rules on the result, the same bits on every rank, so that every rank stops at the same iteration.  The block count depends on n only, so the sums, and every
   iterate, have the same bits on every run.  The passes of one stream run in order, so successive reductions may share
   the partials and the counters.
 */
@@ -16,6 +18,7 @@
 #endif
 #include <stdlib.h>
 #include "cgloop_rules.h"
+#include "bcgsloop_rules.h"
 
 #define CGLOOP_THREADS 256
 #define CGLOOP_MAX_BLOCKS 1024
@@ -28,6 +31,9 @@ struct cgloop_cuda {
   cgloop_state        *dstate;     /* device */
   cgloop_state        *hstate;     /* pinned: [0], [1] fetch slots, [2] staging for set_state */
   double              *partial;    /* 3 * CGLOOP_MAX_BLOCKS: up to 3 values per block of a reduction */
+  double              *sums;       /* device, 3: a reduction's totals on this rank, then over the ranks */
+  cgloop_reducer       reduce;     /* NULL on one rank */
+  void                *reduce_ctx;
   cudaEvent_t          fetched[2], fence, mark[2];
   cudaGraph_t          graph;
   cudaGraphExec_t      exec;
@@ -71,4 +77,52 @@ __device__ static double cgloop_total(const double *partial, double *sh)
   return cgloop_block_sum(v, sh);
 }
 
+
+/* the reductions of one iteration, each with its scalar rule */
+typedef enum {
+  CGLOOP_RULE_CG_CURVATURE,
+  CGLOOP_RULE_CG_STEP,
+  CGLOOP_RULE_CG_CLOSE,
+  CGLOOP_RULE_BCGS_ALPHA,
+  CGLOOP_RULE_BCGS_OMEGA,
+  CGLOOP_RULE_BCGS_STEP
+} cgloop_rule;
+
+/* the scalar rule of a reduction on its totals t[] */
+__device__ static void cgloop_conclude(cgloop_rule rule, const cgloop_shape *s, cgloop_state *st, const double *t)
+{
+  switch (rule) {
+  case CGLOOP_RULE_CG_CURVATURE:
+    cgloop_after_curvature(st, t[0]);
+    break;
+  case CGLOOP_RULE_CG_STEP:
+    if (s->pc == CGLOOP_PC_GENERAL) st->rr = t[0];
+    else cgloop_after_step(st, s->norm, t[0], t[1]);
+    break;
+  case CGLOOP_RULE_CG_CLOSE:
+    cgloop_after_step(st, s->norm, t[0], s->norm == CGLOOP_NORM_UNPRECONDITIONED ? st->rr : t[1]);
+    break;
+  case CGLOOP_RULE_BCGS_ALPHA:
+    bcgsloop_after_alpha(st, t[0]);
+    break;
+  case CGLOOP_RULE_BCGS_OMEGA:
+    bcgsloop_after_omega(st, t[0], t[1], t[2]);
+    break;
+  case CGLOOP_RULE_BCGS_STEP:
+    bcgsloop_after_step(st, s->norm, t[0], t[1]);
+    break;
+  }
+}
+
+/* in thread 0 of the last block, with the totals t[k]: the rule (one rank) or the totals to sums (several) */
+__device__ static void cgloop_totals(cgloop_rule rule, const cgloop_shape *s, cgloop_state *st, int which, const double *t, int k, double *sums)
+{
+  if (sums)
+    for (int j = 0; j < k; j++) sums[j] = t[j];
+  else cgloop_conclude(rule, s, st, t);
+  st->arrived[which] = 0;
+}
+
+/* on several ranks: sums[0..k) over the ranks, then the rule on them (called after every reduction pass) */
+int cgloop_cuda_reduced(cgloop_cuda *c, cgloop_rule rule, int k);
 #endif

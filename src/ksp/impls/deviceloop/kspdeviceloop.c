@@ -23,7 +23,7 @@ static PetscErrorCode KSPDeviceLoopVecOnGPU(Vec v, PetscBool *gpu)
 #if defined(KSP_DEVICELOOP_CUDA)
   {
     PetscBool bound = PETSC_FALSE;
-    PetscCall(PetscObjectTypeCompare((PetscObject)v, VECSEQCUDA, gpu));
+    PetscCall(PetscObjectTypeCompareAny((PetscObject)v, gpu, VECSEQCUDA, VECMPICUDA, ""));
     if (*gpu) PetscCall(VecBoundToCPU(v, &bound));
     if (bound) *gpu = PETSC_FALSE;
   }
@@ -54,15 +54,26 @@ PetscErrorCode KSPDeviceLoopChoosePath(KSPDeviceLoop *L, KSP ksp, Mat A, cgloop_
   *why    = NULL;
   L->path = KSP_DEVICELOOP_PETSC;
   PetscCallMPI(MPI_Comm_size(PetscObjectComm((PetscObject)ksp), &size));
-  if (size > 1) *why = "several processes (the reductions are MPI's)";
-  else if (ksp->calc_sings) *why = "extreme singular values are estimated";
+  if (ksp->calc_sings) *why = "extreme singular values are estimated";
   else if (ksp->transpose_solve) *why = "a transpose solve";
   else if (ksp->chknorm >= 0) *why = "norms checked only after a number of iterations";
   else if (ksp->pc_side != PC_LEFT) *why = "preconditioning is not on the left";
   if (*why) PetscFunctionReturn(PETSC_SUCCESS);
   PetscCall(KSPDeviceLoopVecOnGPU(ksp->vec_sol, &gpu));
+  if (size > 1) { /* the vectors' type is the same on every rank: so is every answer below */
+    if (!gpu) *why = "several processes with vectors on the host (the reductions are MPI's)";
+#if defined(KSP_DEVICELOOP_CUDA)
+    else {
+      PetscCall(MatELLRCommNCCL(PetscObjectComm((PetscObject)ksp), &L->nccl));
+      if (!L->nccl) *why = "several processes without NCCL (-info says why; the reductions are MPI's)";
+      else L->path = KSP_DEVICELOOP_EAGER; /* PETSc's MPI product between the passes, not captured */
+    }
+#endif
+    PetscFunctionReturn(PETSC_SUCCESS);
+  }
   L->path = gpu ? KSP_DEVICELOOP_EAGER : KSP_DEVICELOOP_HOST;
 #if defined(KSP_DEVICELOOP_CUDA)
+  L->nccl = NULL;
   if (gpu && pc != CGLOOP_PC_GENERAL) {
     Mat_ELLR *e = NULL;
     PetscBool cusparse;
@@ -261,6 +272,12 @@ static PetscErrorCode KSPDeviceLoopProduct(KSPDeviceLoop *L, PetscBool get)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+/* the reductions over the ranks: NCCL's all-reduce on the passes' stream */
+static int KSPDeviceLoopAllreduce(void *nccl, double *sums, int count, void *stream)
+{
+  return ellr_nccl_allreduce_sum((ellr_nccl_comm *)nccl, sums, (size_t)count, stream) == ELLR_OK ? 0 : CGLOOP_REDUCE_FAILED;
+}
+
 /* the host reads the state (and the monitors x and r) with the arrays handed back to PETSc */
 static PetscErrorCode KSPDeviceLoopLook(KSPDeviceLoop *L, const cgloop_state *st, PetscInt *done, PetscBool *finished)
 {
@@ -295,6 +312,7 @@ static PetscErrorCode KSPDeviceLoopGPU(KSPDeviceLoop *L, const cgloop_state *st0
     L->cu_n = L->shape.n;
   }
   KSPDeviceLoopCheckCUDA(ksp, cgloop_cuda_set_shape(L->cu, &L->shape, graph ? NULL : petsc_stream, !graph), "Setting the loop's stream");
+  KSPDeviceLoopCheckCUDA(ksp, cgloop_cuda_set_reducer(L->cu, L->nccl ? KSPDeviceLoopAllreduce : NULL, L->nccl), "Setting the loop's reductions");
   PetscCall(KSPDeviceLoopTakeArrays(L));
   PetscCall(KSPDeviceLoopProduct(L, PETSC_TRUE));
   if (graph) KSPDeviceLoopCheckCUDA(ksp, cgloop_cuda_wait_for(L->cu, petsc_stream), "Ordering the loop after PETSc's stream");
@@ -316,6 +334,8 @@ static PetscErrorCode KSPDeviceLoopGPU(KSPDeviceLoop *L, const cgloop_state *st0
      stop it would be applied to stale vectors, and it may keep state of its own) */
   if ((ksp->numbermonitors || !st0->test_tol || L->shape.pc == CGLOOP_PC_GENERAL) && L->check_every <= 0) L->batch = 1;
   L->batch = PetscMax(1, PetscMin(L->batch, KSP_DEVICELOOP_MAX_BATCH));
+  /* every rank enqueues the same iterations (each holds collectives: the all-reduces, the product's exchange) */
+  if (L->nccl) PetscCallMPI(MPIU_Allreduce(MPI_IN_PLACE, &L->batch, 1, MPIU_INT, MPI_MIN, PetscObjectComm((PetscObject)ksp)));
   /* a batch enqueued ahead only where nothing on the host reads the vectors between batches, nor runs between passes */
   depth = st0->test_tol && !ksp->numbermonitors && L->shape.pc != CGLOOP_PC_GENERAL ? 2 : 1;
   if (!finished && graph) {

@@ -3,7 +3,8 @@
   (KSPCGDEVICE in cgdevice.c, KSPBCGSDEVICE in bcgsdevice.c): which loop runs, the diagonal preconditioner, the
   vectors' arrays, the product and PETSc's operations between passes, the host's reading of the recorded norms, the
   host loop and the GPU loop (batches of iterations, replayed as a CUDA graph where the product and preconditioner
-  allow).
+  allow).  On several processes the GPU loop runs with PETSc's product and the reductions summed over the ranks by
+  NCCL on the GPU (the communicator the MPI product's ghost exchange uses): the host still looks once per batch.
 
   kspdevicetype.c wraps the base type's slots around the loop's record.  A method gives an iteration function that
   enqueues one iteration's passes on L->arr (through KSPDeviceLoopPass(), KSPDeviceLoopMult() and
@@ -71,6 +72,7 @@ struct KSPDeviceLoop_ {
 #if defined(KSP_DEVICELOOP_CUDA)
   cgloop_cuda     *cu;
   PetscInt         cu_n;
+  ellr_nccl_comm  *nccl; /* on several processes: the reductions' all-reduce (the communicator's, not owned) */
   const void      *key[KSP_DEVICELOOP_MAX_VECS + 2]; /* what the graph was captured with: the arrays, d, the product's storage */
   PetscObjectId    key_id; /* ... and the operator it was captured for (its storage's address may come again) */
   PetscObjectState key_state;

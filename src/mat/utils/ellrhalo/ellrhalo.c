@@ -273,6 +273,35 @@ PetscErrorCode MatELLRHaloStart(Mat A)
 }
 
 /*
+  MatELLRCommNCCL - the NCCL communicator of comm once its set-up is done on every rank (waiting for it), for
+  reductions on the GPU (the Krylov loops on several ranks); NULL where products on comm get none: one rank,
+  -ellr_nccl false, NCCL or a GPU of its own missing on a rank, a set-up that failed.  The same answer on every rank.
+  Collective.
+*/
+PetscErrorCode MatELLRCommNCCL(MPI_Comm comm, ellr_nccl_comm **nccl)
+{
+  PetscFunctionBegin;
+  *nccl = NULL;
+#if defined(PETSCELLR_HAVE_CUDA) && defined(PETSCELLR_PETSC_HAS_CUDA)
+  MatELLRNCCL *c;
+  PetscMPIInt  found;
+  PetscBool    wait;
+
+  PetscCall(MatELLRGetNCCL(comm, NULL)); /* made (and its set-up started) where the products have not yet */
+  PetscCallMPI(MPI_Comm_get_attr(comm, MatELLRNCCLKeyval, &c, &found));
+  PetscCheck(found, comm, PETSC_ERR_PLIB, "The communicator's NCCL record is missing");
+  wait    = c->wait;
+  c->wait = PETSC_TRUE;
+  PetscCall(MatELLRNCCLPoll(comm, c));
+  c->wait = wait;
+  *nccl   = c->ready ? c->nccl : NULL;
+#else
+  (void)comm;
+#endif
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/*
   MatELLRHaloMult - y = A x (+ z) with the ghost exchange through NCCL, overlapped with the diagonal block's product;
   *done is PETSC_FALSE (and nothing is done) where this path does not apply.  The caller has made both blocks'
   storage current.  Collective.

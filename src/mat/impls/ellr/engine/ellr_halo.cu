@@ -28,6 +28,7 @@ static struct {
   ncclResult_t (*group_end)(void);
   ncclResult_t (*send)(const void *, size_t, ncclDataType_t, int, ncclComm_t, cudaStream_t);
   ncclResult_t (*recv)(void *, size_t, ncclDataType_t, int, ncclComm_t, cudaStream_t);
+  ncclResult_t (*all_reduce)(const void *, void *, size_t, ncclDataType_t, ncclRedOp_t, ncclComm_t, cudaStream_t);
 } nccl;
 static std::once_flag nccl_once;
 
@@ -57,6 +58,7 @@ static void nccl_load(void)
   NCCL_SYM(group_end, ncclGroupEnd)
   NCCL_SYM(send, ncclSend)
   NCCL_SYM(recv, ncclRecv)
+  NCCL_SYM(all_reduce, ncclAllReduce)
   #undef NCCL_SYM
   if (nccl.get_version(&nccl.version) != ncclSuccess) {
     snprintf(nccl.why, sizeof(nccl.why), "ncclGetVersion failed");
@@ -140,6 +142,12 @@ static ncclResult_t nccl_settle(ellr_nccl_comm *comm, ncclResult_t r)
   return r;
 }
 
+ellr_status ellr_nccl_allreduce_sum(ellr_nccl_comm *comm, double *buf, size_t count, void *stream)
+{
+  NCCL_TRY(nccl_settle(comm, nccl.all_reduce(buf, buf, count, ncclDouble, ncclSum, comm->comm, (cudaStream_t)stream)));
+  return ELLR_OK;
+}
+
 /* A communicator still setting up is aborted; a ready one finalized (its queued work flushed), then destroyed. */
 void ellr_nccl_comm_destroy(ellr_nccl_comm *comm)
 {
@@ -168,6 +176,11 @@ ellr_status ellr_nccl_comm_create(int nranks, int rank, const ellr_nccl_id *id, 
   return ellr_error(ELLR_ERR_ARG, "the library was built without NCCL's header (nccl.h)");
 }
 void        ellr_nccl_comm_destroy(ellr_nccl_comm *comm) { (void)comm; }
+ellr_status ellr_nccl_allreduce_sum(ellr_nccl_comm *comm, double *buf, size_t count, void *stream)
+{
+  (void)comm, (void)buf, (void)count, (void)stream;
+  return ellr_error(ELLR_ERR_ARG, "the library was built without NCCL's header (nccl.h)");
+}
 int         ellr_nccl_comm_ready(ellr_nccl_comm *comm)
 {
   (void)comm;

@@ -39,6 +39,9 @@ ellr_status ellr_nccl_comm_create(int nranks, int rank, const ellr_nccl_id *id, 
 /* The communicator is made non-blocking: 1 once its set-up is done, 0 while it goes on, -1 if it failed. */
 int         ellr_nccl_comm_ready(ellr_nccl_comm *comm);
 void        ellr_nccl_comm_destroy(ellr_nccl_comm *comm);
+/* buf[0..count) summed over the ranks, in place, on stream (stream-ordered, capturable; every rank gets the same
+   bits: NCCL reduces each element once and hands the result to all); a ready communicator only */
+ellr_status ellr_nccl_allreduce_sum(ellr_nccl_comm *comm, double *buf, size_t count, void *stream);
 
 /* The pattern of one exchange (host arrays, copied):
      sends to nsend ranks send_ranks[i], the entries x[send_idx[k]] for k in [send_off[i], send_off[i+1]);
