@@ -49,6 +49,8 @@ def parse(path):
     if m and "its" not in d:
         d["its"] = int(m.group(1))
     d["nccl"] = "GPU to GPU through NCCL" in text
+    m = re.search(r"iterations run by: ([^;]*);", text)
+    d["loop"] = m.group(1) if m else "?"
     m = re.search(r"staged through the host by MPI \(MPIAIJ's exchange\): (.*)", text)
     d["why_host"] = m.group(1) if m else None
     return d
@@ -56,7 +58,7 @@ def parse(path):
 
 runs = {}
 for f in glob.glob(os.path.join(out, "*_np*.log")):
-    m = re.match(r"(strong|weak|ex45|parts|floor)_(\w+?)_(nccl|host|-)_np(\d+)\.log$", os.path.basename(f))
+    m = re.match(r"(strong|weak|ex45loop|ex45|parts|floor)_(\w+?)_(nccl|host|-)_np(\d+)\.log$", os.path.basename(f))
     if m:
         runs[(m.group(1), m.group(2), m.group(3), int(m.group(4)))] = parse(f)
 nps = sorted({k[3] for k in runs})
@@ -142,6 +144,23 @@ for t in TYPES:
         su = f"{vals[0] / vals[-1]:.2f}x" if vals[0] and vals[-1] else ""
         rel = " / ".join(f"{v / ref[p]:.2f}" if v and ref.get(p) else "-" for v, p in zip(vals, nps))
         print(f"| {name(t, h)} | " + " | ".join(cells) + f" | {su} | {rel} |")
+
+if any(k[0] == "ex45loop" for k in runs):
+    print("\n**KSPSolve with the library's loop** (-ksp_type cgdevice: the scalars on the GPU, the reductions summed over "
+          "the ranks by NCCL), the same problem, s; against PETSc's CG with aijcusparse at each count\n")
+    print("| type | " + " | ".join(f"{p} GPU{'s' if p > 1 else ''}" for p in nps) + f" | speed-up 1 -> {nps[-1]} | vs PETSc's CG + aijcusparse at each | loop ran |")
+    print("|---|" + "---|" * len(nps) + "---|---|---|")
+    for t in TYPES:
+        vals, ran = [], set()
+        for p in nps:
+            d = runs.get(("ex45loop", t, "nccl" if t in ("ellrt", "pellr") else "-", p), {})
+            vals.append(d.get("KSPSolve", (0, None))[1])
+            if d:
+                ran.add(d.get("loop", "?"))
+        cells = [f"{v:.3f}" if v else "" for v in vals]
+        su = f"{vals[0] / vals[-1]:.2f}x" if vals[0] and vals[-1] else ""
+        rel = " / ".join(f"{v / ref[p]:.2f}" if v and ref.get(p) else "-" for v, p in zip(vals, nps))
+        print(f"| {t} | " + " | ".join(cells) + f" | {su} | {rel} | {', '.join(sorted(ran))} |")
 
 hosts = sorted({d["why_host"] for k, d in runs.items() if d.get("why_host") and k[2] == "nccl"})
 if hosts:
