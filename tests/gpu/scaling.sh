@@ -41,7 +41,7 @@ run() {
   # ex1's time per iteration is NCCL's exchange from the first product on (-ellr_nccl_wait); ex45 runs as a user runs
   # it: MPI's exchange until NCCL's set-up is done in the background
   [ "${name#ex45}" = "$name" ] && extra="$extra -ellr_nccl_wait"
-  timeout 300 mpiexec --allow-run-as-root --bind-to none -n "$np" "$@" $SOLVE $extra -info :mat,sys > "$OUT/${name}_${t}_${halo}_np$np.log" 2>&1
+  timeout ${SCALING_TIMEOUT:-300} mpiexec --allow-run-as-root --bind-to none -n "$np" "$@" $SOLVE $extra -info :mat,sys > "$OUT/${name}_${t}_${halo}_np$np.log" 2>&1
 }
 variants() { # TYPE NP: the exchange variants of a type
   case $1 in ellrt | pellr) [ "$2" = 1 ] && echo nccl || echo "nccl host" ;; *) echo - ;; esac
