@@ -288,8 +288,8 @@ static PetscErrorCode KSPDeviceLoopLook(KSPDeviceLoop *L, const cgloop_state *st
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* The iterations on the GPU: the first two enqueued directly (the first sizes cuSPARSE's buffer, the second is timed),
-   the rest in batches of L->batch, as a replayed graph (GRAPH) or enqueued again (EAGER).  With PETSc's own
+/* The iterations on the GPU: the first two (three on several ranks) enqueued directly, the last of them timed, the rest
+   in batches of L->batch, as a replayed graph (GRAPH) or enqueued again (EAGER).  With PETSc's own
    convergence test mirrored on the GPU, the next batch is enqueued before the host reads the norms of the current one:
    a batch past the stopping iteration does nothing. */
 static PetscErrorCode KSPDeviceLoopGPU(KSPDeviceLoop *L, const cgloop_state *st0)
@@ -298,6 +298,9 @@ static PetscErrorCode KSPDeviceLoopGPU(KSPDeviceLoop *L, const cgloop_state *st0
   const cgloop_state *st;
   void               *petsc_stream = (void *)PetscDefaultCudaStream;
   PetscInt            done = 0, inflight = 0, slot = 0, depth;
+  /* iterations enqueued one at a time first, the last of them timed: the first sizes cuSPARSE's buffer, and on several
+     ranks the first all-reduces connect NCCL's peers (milliseconds): the third is timed there */
+  const PetscInt      nfirst = L->nccl ? 3 : 2;
   PetscBool           finished = PETSC_FALSE, graph = (PetscBool)(L->path == KSP_DEVICELOOP_GRAPH);
   double              t_iter = 0.0;
 
@@ -317,13 +320,15 @@ static PetscErrorCode KSPDeviceLoopGPU(KSPDeviceLoop *L, const cgloop_state *st0
   PetscCall(KSPDeviceLoopProduct(L, PETSC_TRUE));
   if (graph) KSPDeviceLoopCheckCUDA(ksp, cgloop_cuda_wait_for(L->cu, petsc_stream), "Ordering the loop after PETSc's stream");
   KSPDeviceLoopCheckCUDA(ksp, cgloop_cuda_set_state(L->cu, st0), "Copying the loop's state to the GPU");
-  for (PetscInt k = 0; k < 2 && !finished; k++) {
-    if (k) KSPDeviceLoopCheckCUDA(ksp, cgloop_cuda_mark(L->cu, 0), "Timing an iteration");
+  for (PetscInt k = 0; k < nfirst && !finished; k++) {
+    const PetscBool timed = (PetscBool)(k == nfirst - 1);
+
+    if (timed) KSPDeviceLoopCheckCUDA(ksp, cgloop_cuda_mark(L->cu, 0), "Timing an iteration");
     PetscCall((*L->iterate)(L));
-    if (k) KSPDeviceLoopCheckCUDA(ksp, cgloop_cuda_mark(L->cu, 1), "Timing an iteration");
+    if (timed) KSPDeviceLoopCheckCUDA(ksp, cgloop_cuda_mark(L->cu, 1), "Timing an iteration");
     KSPDeviceLoopCheckCUDA(ksp, cgloop_cuda_state_fetch(L->cu, 0), "Fetching the loop's state");
     KSPDeviceLoopCheckCUDA(ksp, cgloop_cuda_state_wait(L->cu, 0, &st), "Fetching the loop's state");
-    if (k) KSPDeviceLoopCheckCUDA(ksp, cgloop_cuda_elapsed(L->cu, &t_iter), "Timing an iteration");
+    if (timed) KSPDeviceLoopCheckCUDA(ksp, cgloop_cuda_elapsed(L->cu, &t_iter), "Timing an iteration");
     PetscCall(KSPDeviceLoopLook(L, st, &done, &finished));
   }
   /* the batch: iterations worth about 0.25 ms of GPU time, so that the host's look and the graph launch stay a small

@@ -68,6 +68,10 @@ static void nccl_load(void)
     snprintf(nccl.why, sizeof(nccl.why), "NCCL %d is older than 2.18", nccl.version);
     return;
   }
+  /* NCCL connects the peers of its collectives (the Krylov loops' all-reduce) at the first call by default: made in
+     the communicator's set-up instead, which runs in the background while the program assembles (measured in
+     doc/performance.md); a value the user set stays */
+  setenv("NCCL_RUNTIME_CONNECT", "0", 0);
   nccl.loaded = 1;
 }
 
