@@ -13,6 +13,8 @@
     least 1e-9 relative), over the iterations where that change stays under 1e-6 and the norm above 1e-3 of the
     first (the sums' orders differ; BiCGStab amplifies rounding late in a solve);
   - the graph's replay and a second run give the same bits of x (repeatable sums, no floating-point atomics);
+  - the several-ranks path on one rank (each reduction's totals through a reducer, here the identity, then the rule in
+    its own kernel) gives the same bits, and the reducer saw the iteration's three reductions;
   - the constructed stops: breakdown at iteration 0, and the exact branch with x = b / 2 bit for bit.
   Prints "ok ..." / "FAIL ..." lines and the number of failures; exit status 1 on a failure.
 */
@@ -155,8 +157,19 @@ static Run run_host(const System &s, bool jacobi)
   return out;
 }
 
-/* the GPU: two iterations enqueued, then batches of `batch` replayed as one graph until the state says stop */
-static Run run_gpu(const System &s, bool jacobi, int batch)
+/* the reducer of one rank (the sums over one rank are its own): counts the reductions and the values it was given */
+static long g_reduced, g_reduced_values;
+static int  identity_reducer(void *ctx, double *sums, int count, void *stream)
+{
+  (void)ctx, (void)sums, (void)stream;
+  g_reduced++;
+  g_reduced_values += count;
+  return 0;
+}
+
+/* the GPU: two iterations enqueued, then batches of `batch` replayed as one graph until the state says stop; with
+   reduce, the totals of every reduction go through identity_reducer() and every iteration is enqueued (no graph) */
+static Run run_gpu(const System &s, bool jacobi, int batch, bool reduce = false)
 {
   std::vector<double> r, d;
   cgloop_shape        sh = {s.n, CGLOOP_NORM_PRECONDITIONED, jacobi ? CGLOOP_PC_DIAGONAL : CGLOOP_PC_NONE};
@@ -173,6 +186,7 @@ static Run run_gpu(const System &s, bool jacobi, int batch)
   cgloop_state st0 = start(sb, &r0);
   CU(cgloop_cuda_create(&sh, &c));
   CU(cgloop_cuda_set_shape(c, &sh, NULL, 0));
+  if (reduce) CU(cgloop_cuda_set_reducer(c, identity_reducer, NULL));
   double **vecs[] = {&dr, &drp, &dx, &dp, &dv, &dt, &ds, &dd};
   for (double **v : vecs) CU(cudaMalloc((void **)v, bytes));
   CU(cudaMalloc((void **)&dval, sizeof(double) * s.val.size()));
@@ -204,13 +218,15 @@ static Run run_gpu(const System &s, bool jacobi, int batch)
     CU(cgloop_cuda_state_wait(c, 0, &st));
     stop = st->stop;
   }
-  if (!stop) {
+  if (!stop && !reduce) { /* with the reducer each iteration is enqueued, as on several ranks */
     CU(cgloop_cuda_capture_begin(c));
     for (int k = 0; k < batch; k++) iterate();
     CU(cgloop_cuda_capture_end(c));
   }
   while (!stop) {
-    CU(cgloop_cuda_launch(c));
+    if (reduce)
+      for (int k = 0; k < batch; k++) iterate();
+    else CU(cgloop_cuda_launch(c));
     CU(cgloop_cuda_state_fetch(c, 1));
     CU(cgloop_cuda_state_wait(c, 1, &st));
     stop = st->stop;
@@ -251,6 +267,8 @@ int main(void)
     Run    g  = run_gpu(s, cs.jacobi, 7);
     Run    g2 = run_gpu(s, cs.jacobi, 7);
     Run    g3 = run_gpu(s, cs.jacobi, 1);
+    g_reduced = g_reduced_values = 0;
+    Run    g4 = run_gpu(s, cs.jacobi, 1, true);
     double worst = 0.0;
 
     snprintf(what, sizeof(what), "%s: stop %d / %d at iteration %lld / %lld (host / GPU)", cs.name, h.st.stop, g.st.stop, h.st.it, g.st.it);
@@ -272,6 +290,8 @@ int main(void)
     check(worst <= allowed, what);
     snprintf(what, sizeof(what), "%s: the same bits again, and with batches of 1", cs.name);
     check(!memcmp(g.x.data(), g2.x.data(), sizeof(double) * s.n) && !memcmp(g.x.data(), g3.x.data(), sizeof(double) * s.n) && g.st.it == g3.st.it, what);
+    snprintf(what, sizeof(what), "%s: the totals through a reducer (the several-ranks path): the same bits, %ld reductions of %ld values for %lld iterations", cs.name, g_reduced, g_reduced_values, g4.st.it);
+    check(!memcmp(g.x.data(), g4.x.data(), sizeof(double) * s.n) && g.st.it == g4.st.it && g.st.stop == g4.st.stop && g_reduced >= 3 * g4.st.it && g_reduced_values == 2 * g_reduced, what);
     if (cs.op == SKEW) {
       snprintf(what, sizeof(what), "%s: (A b, b) = 0 stops at once as a breakdown", cs.name);
       check(g.st.stop == CGLOOP_BCGS_BREAKDOWN && g.st.stop_it == 0, what);
