@@ -115,8 +115,10 @@ PETSC_EXTERN const char *const MatELLRBackends[];
 
    The graph holds the whole iteration when the preconditioner is `PCNONE` or `PCJACOBI` and the operator is a
    sequential `MATELLR`, `MATPELLR` or `MATSEQAIJCUSPARSE` with CUDA vectors.  Other preconditioners on one process
-   run the same passes without a graph, the host looking after every iteration.  Several processes, trust-region or
-   eigenvalue-estimating uses, the single-reduction variant (`KSPCGUseSingleReduction()`), `KSPSetCheckNormIteration()`
+   run the same passes without a graph, the host looking after every iteration.  On several processes with CUDA
+   vectors and one GPU each the passes run around PETSc's product, every inner product summed over the ranks by NCCL
+   on the GPU (the communicator of the MPI product's ghost exchange; -ellr_nccl false or NCCL missing: `KSPCG`'s
+   loop).  Host vectors on several processes, trust-region or eigenvalue-estimating uses, the single-reduction variant (`KSPCGUseSingleReduction()`), `KSPSetCheckNormIteration()`
    and transpose solves run `KSPCG`'s own loop (`-info` says why); host vectors run the passes on the CPU.
 
    Level: intermediate
@@ -145,7 +147,8 @@ M*/
    The graph holds the whole iteration (two products, five passes) when the preconditioner is `PCNONE` or `PCJACOBI`
    and the operator is a sequential `MATELLR`, `MATPELLR` or `MATSEQAIJCUSPARSE` with CUDA vectors.  Other
    preconditioners on one process run the same passes around PETSc's application of the preconditioner, without a
-   graph, the host looking after every iteration.  Several processes, right preconditioning (with its
+   graph, the host looking after every iteration.  Several processes run the passes as `KSPCGDEVICE` does there.
+   Several processes without NCCL, right preconditioning (with its
    unpreconditioned norm), `KSPSetCheckNormIteration()`, a diagonally scaled preconditioner, -ksp_max_it 0 and
    transpose solves run `KSPBCGS`'s own loop (`-info` says why); host vectors run the passes on the CPU.
 
