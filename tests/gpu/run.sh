@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # tests/gpu/run.sh OUTDIR [PARTS] - one round on the GPU machine, after tests/gpu/prepare.sh here.
 #
-# PARTS (default "engine spmv tests solvers"), each writing full logs into OUTDIR:
-#   engine   the PETSc-free engine test on the GPU, and a compute-sanitizer memcheck run of it; the BiCGStab passes
-#            against the host's (tests/gpu/bcgsloop_check)
+# PARTS (default "engine memcheck spmv tests solvers"), each writing full logs into OUTDIR:
+#   engine   the PETSc-free engine test on the GPU; the BiCGStab passes against the host's (tests/gpu/bcgsloop_check)
+#   memcheck a compute-sanitizer memcheck run of the engine test (about 6 minutes on an H100)
 #   spmv     the stand-alone benchmark against cuSPARSE, every matrix of build/cuda/matrices included
 #            (CSV; PNGs: GB/s-eff, and speed relative to the best cuSPARSE format); ELLR_SPMV_ARGS: more
 #            options (e.g. --geometry, --only 3d27), ELLR_SPMV: another build of it in build/cuda/tests/spmv
@@ -21,7 +21,7 @@
 # The last lines printed are a short summary.
 set -uo pipefail
 FINAL=${1:?usage: tests/gpu/run.sh OUTDIR [PARTS]}
-PARTS=${2:-engine spmv tests solvers}
+PARTS=${2:-engine memcheck spmv tests solvers}
 cd "$(dirname "$0")/../.."
 ROOT=$PWD
 B=$ROOT/${ELLR_GPU_BUILD:-build/cuda}   # build/cuda-debug: the build against a debugging PETSc (tests/gpu/prepare.sh)
@@ -49,11 +49,13 @@ for part in $PARTS; do
   engine)
     $B/tests/engine/test_engine_cuda > "$OUT/engine.log" 2>&1; rc=$?
     summary+=("engine GPU test: rc=$rc, $(tail -n 1 "$OUT/engine.log")")
-    compute-sanitizer --tool memcheck --leak-check full --error-exitcode 3 $B/tests/engine/test_engine_cuda --quick > "$OUT/sanitizer.log" 2>&1; rc=$?
-    summary+=("compute-sanitizer memcheck: rc=$rc, $(grep -E 'ERROR SUMMARY' "$OUT/sanitizer.log" | tail -n 1)")
     # the BiCGStab passes on the GPU (graph replay) against the host's, PETSc-free
     $B/tests/gpu/bcgsloop_check > "$OUT/bcgsloop.log" 2>&1; rc=$?
     summary+=("BiCGStab passes GPU vs host: rc=$rc, $(tail -n 1 "$OUT/bcgsloop.log")")
+    ;;
+  memcheck)
+    compute-sanitizer --tool memcheck --leak-check full --error-exitcode 3 $B/tests/engine/test_engine_cuda --quick > "$OUT/sanitizer.log" 2>&1; rc=$?
+    summary+=("compute-sanitizer memcheck: rc=$rc, $(grep -E 'ERROR SUMMARY' "$OUT/sanitizer.log" | tail -n 1)")
     ;;
   spmv)
     $B/tests/spmv/${ELLR_SPMV:-spmv} --matrices $B/matrices ${ELLR_SPMV_ARGS:-} --csv "$OUT/spmv.csv" > "$OUT/spmv.log" 2>&1; rc=$?
