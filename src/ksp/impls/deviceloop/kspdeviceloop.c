@@ -437,5 +437,8 @@ PetscErrorCode KSPDeviceLoopView(KSPDeviceLoop *L, PetscViewer viewer)
   PetscCall(PetscObjectTypeCompare((PetscObject)viewer, PETSCVIEWERSTRING, &string));
   if (ascii) PetscCall(PetscViewerASCIIPrintf(viewer, fmt, L->paths[L->path], every));
   if (string) PetscCall(PetscViewerStringSPrintf(viewer, fmt, L->paths[L->path], every));
+#if defined(KSP_DEVICELOOP_CUDA)
+  if (ascii && L->path >= KSP_DEVICELOOP_EAGER && L->nccl) PetscCall(PetscViewerASCIIPrintf(viewer, "  inner products summed over the ranks on the GPU by NCCL\n"));
+#endif
   PetscFunctionReturn(PETSC_SUCCESS);
 }
