@@ -185,7 +185,8 @@ static PetscInt HistoryWindow(const PetscReal *a, const PetscReal *moved, PetscI
   return i;
 }
 
-/* a preconditioner that puts a NaN in its output from its k-th application on, and says it failed where asked */
+/* a preconditioner that puts a NaN in its output from its k-th application on, and says it failed where asked: on the
+   first process only (KSPBCGS reduces the failure over the processes; so must the loop) */
 typedef struct {
   PetscInt  k, applied;
   PetscBool fail;
@@ -201,8 +202,10 @@ static PetscErrorCode NaNPCApply(PC pc, Vec x, Vec y)
   if (++ctx->applied >= ctx->k) {
     PetscScalar *a;
     PetscInt     n;
+    PetscMPIInt  rank;
 
-    if (ctx->fail) PetscCall(PCSetFailedReason(pc, PC_SUBPC_ERROR));
+    PetscCallMPI(MPI_Comm_rank(PetscObjectComm((PetscObject)pc), &rank));
+    if (ctx->fail && !rank) PetscCall(PCSetFailedReason(pc, PC_SUBPC_ERROR));
     PetscCall(VecGetLocalSize(y, &n));
     PetscCall(VecGetArray(y, &a));
     if (n) a[0] = NAN;

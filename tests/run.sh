@@ -623,11 +623,13 @@ else PT_OK=0; tail -n +2 "$PTLOG" >"$PTLOG.rest"; Q=1 fail petsc_tutorials_build
         t_grep "nccl_diff_aij_${g}_np$np" "checks, 0 failed" -- $MPIEXEC -n $np "$DIFF" -group $g -cases band,zero_rows_rank,rect_tall -ellr_nccl_wait $ENGINE
       done
       # the Krylov loops with one GPU per rank: every reduction summed over the ranks by NCCL on the GPU, the host
-      # looking once per batch; against KSPCG / KSPBCGS as on one rank, the same bits again
-      t_fn "nccl_cg_device_ellrt_np$np" ok_lines 35 $MPIEXEC -n $np "$BUILD/tests/cg_device" -mat_type ellrt -path gpu $ENGINE
-      t_fn nccl_cg_device_aijcusparse_np2 ok_lines 35 $MPIEXEC -n 2 "$BUILD/tests/cg_device" -mat_type aijcusparse -path gpu
-      t_fn "nccl_bcgs_device_pellr_np$np" ok_lines 60 $MPIEXEC -n $np "$BUILD/tests/bcgs_device" -mat_type pellr -path gpu $ENGINE
-      t_grep "nccl_cgdevice_ex1_view_np$np" "inner products summed over the ranks on the GPU by NCCL && KSP iterations: [0-9]+ \(CONVERGED_RTOL\)" -- $MPIEXEC -n $np "$EX1" -mat_type ellrt -n 40 -ksp_type cgdevice -pc_type jacobi -ksp_view
+      # looking once per batch; against KSPCG / KSPBCGS as on one rank, the same bits again (-ellr_nccl_wait: from the
+      # first solve; else PETSc's loop runs until NCCL's set-up is done, and -info says so)
+      t_fn "nccl_cg_device_ellrt_np$np" ok_lines 35 $MPIEXEC -n $np "$BUILD/tests/cg_device" -mat_type ellrt -path gpu -ellr_nccl_wait $ENGINE
+      t_fn nccl_cg_device_aijcusparse_np2 ok_lines 35 $MPIEXEC -n 2 "$BUILD/tests/cg_device" -mat_type aijcusparse -path gpu -ellr_nccl_wait
+      t_fn "nccl_bcgs_device_pellr_np$np" ok_lines 60 $MPIEXEC -n $np "$BUILD/tests/bcgs_device" -mat_type pellr -path gpu -ellr_nccl_wait $ENGINE
+      t_grep "nccl_cgdevice_ex1_view_np$np" "inner products summed over the ranks on the GPU by NCCL && KSP iterations: [0-9]+ \(CONVERGED_RTOL\)" -- $MPIEXEC -n $np "$EX1" -mat_type ellrt -n 40 -ksp_type cgdevice -pc_type jacobi -ksp_view -ellr_nccl_wait
+      t_grep "nccl_cgdevice_not_ready_runs_kspcg_np$np" "KSPCG's own loop runs: several processes, NCCL's set-up not done yet && KSP iterations: [0-9]+ \(CONVERGED_RTOL\)" -- $MPIEXEC -n $np "$EX1" -mat_type aijcusparse -n 12 -ksp_type cgdevice -pc_type jacobi -info :ksp
       # without waiting: the products switch from MPI's exchange to NCCL's at the same product on every rank (damped
       # Jacobi runs the 40000 products, seconds, with no breakdown that would end the run before NCCL is ready)
       t_grep "nccl_halo_switch_ellrt_np2" "NCCL ready after [1-9][0-9]* products && ^ELLRHaloNCCL +[1-9]" -- $MPIEXEC -n 2 "$EX1" -mat_type ellrt -n 64 -ksp_type richardson -ksp_richardson_scale 0.9 -pc_type jacobi -ksp_rtol 0 -ksp_atol 0 -ksp_max_it 40000 -log_view -info :mat,sys

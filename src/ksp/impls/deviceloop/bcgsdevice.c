@@ -71,7 +71,7 @@ static PetscErrorCode KSPBCGSDeviceStopped(KSP ksp, const cgloop_state *st)
     PCFailedReason pcreason;
 
     PetscCheck(!ksp->errorifnotconverged, PetscObjectComm((PetscObject)ksp), PETSC_ERR_NOT_CONVERGED, "KSPSolve has not converged due to Nan or Inf inner product");
-    PetscCall(PCGetFailedReason(ksp->pc, &pcreason));
+    PetscCall(KSPDeviceLoopPCFailedReason(ksp, &pcreason));
     ksp->reason = pcreason ? KSP_DIVERGED_PC_FAILED : KSP_DIVERGED_NANORINF;
   } break;
   case CGLOOP_BCGS_BREAKDOWN:
@@ -133,14 +133,14 @@ static PetscErrorCode KSPSolve_BCGSDevice(KSP ksp)
   PetscReal       dp = 0.0;
   PetscScalar     rho;
   PetscInt        n;
-  const char     *why = NULL;
+  const char     *why = NULL, *own = NULL;
 
   PetscFunctionBegin;
   PetscCall(KSPDeviceLoopGet(ksp, &L));
   PetscCall(PCGetOperators(ksp->pc, &A, &P));
   PetscCall(KSPDeviceLoopPCKind(ksp, A, &pc));
-  PetscCall(KSPDeviceLoopChoosePath(L, ksp, A, pc, &why));
-  if (!why) PetscCall(KSPBCGSDeviceWhyNot(ksp, &why));
+  PetscCall(KSPBCGSDeviceWhyNot(ksp, &own)); /* before NCCL is asked (its set-up may start) */
+  PetscCall(KSPDeviceLoopChoosePath(L, ksp, A, pc, own, &why));
   if (why) {
     L->path = KSP_DEVICELOOP_PETSC;
     PetscCall(PetscInfo(ksp, "KSPBCGS's own loop runs: %s\n", why));

@@ -96,7 +96,7 @@ static PetscErrorCode KSPCGDeviceStopped(KSP ksp, const cgloop_state *st)
     PCFailedReason pcreason;
 
     PetscCheck(!ksp->errorifnotconverged, PetscObjectComm((PetscObject)ksp), PETSC_ERR_NOT_CONVERGED, "KSPSolve has not converged due to Nan or Inf inner product");
-    PetscCall(PCGetFailedReason(ksp->pc, &pcreason));
+    PetscCall(KSPDeviceLoopPCFailedReason(ksp, &pcreason));
     ksp->reason = pcreason ? KSP_DIVERGED_PC_FAILED : KSP_DIVERGED_NANORINF;
   } break;
   default:
@@ -130,7 +130,7 @@ static PetscErrorCode KSPSolve_CGDevice(KSP ksp)
   L->path = KSP_DEVICELOOP_PETSC;
   if (c->radius || c->objective) why = "a trust-region radius or an objective target is set";
   else if (c->single) why = "the single-reduction variant is asked for (KSPCGUseSingleReduction())";
-  else PetscCall(KSPDeviceLoopChoosePath(L, ksp, A, pc, &why));
+  else PetscCall(KSPDeviceLoopChoosePath(L, ksp, A, pc, NULL, &why));
   if (why) {
     PetscCall(PetscInfo(ksp, "KSPCG's own loop runs: %s\n", why));
     PetscCall((*L->base_solve)(ksp));

@@ -89,7 +89,7 @@ __global__ static void cgloop_conclude_kernel(cgloop_rule rule, cgloop_shape s, 
 {
   double t[3];
 
-  if (st->stop) return; /* the reduction pass returned at once: sums are stale */
+  if (st->stop) return; /* the reduction pass returned at once: sums are stale (summed over the ranks anyway, never read) */
   for (int j = 0; j < 3; j++) t[j] = sums[j];
   cgloop_conclude(rule, &s, st, t);
 }

@@ -45,7 +45,7 @@ PetscErrorCode KSPDeviceLoopPCKind(KSP ksp, Mat A, cgloop_pc *kind)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-PetscErrorCode KSPDeviceLoopChoosePath(KSPDeviceLoop *L, KSP ksp, Mat A, cgloop_pc pc, const char **why)
+PetscErrorCode KSPDeviceLoopChoosePath(KSPDeviceLoop *L, KSP ksp, Mat A, cgloop_pc pc, const char *own, const char **why)
 {
   PetscMPIInt size;
   PetscBool   gpu;
@@ -53,19 +53,26 @@ PetscErrorCode KSPDeviceLoopChoosePath(KSPDeviceLoop *L, KSP ksp, Mat A, cgloop_
   PetscFunctionBegin;
   *why    = NULL;
   L->path = KSP_DEVICELOOP_PETSC;
+#if defined(KSP_DEVICELOOP_CUDA)
+  L->nccl = NULL;
+#endif
   PetscCallMPI(MPI_Comm_size(PetscObjectComm((PetscObject)ksp), &size));
   if (ksp->calc_sings) *why = "extreme singular values are estimated";
   else if (ksp->transpose_solve) *why = "a transpose solve";
   else if (ksp->chknorm >= 0) *why = "norms checked only after a number of iterations";
   else if (ksp->pc_side != PC_LEFT) *why = "preconditioning is not on the left";
+  else *why = own;
   if (*why) PetscFunctionReturn(PETSC_SUCCESS);
   PetscCall(KSPDeviceLoopVecOnGPU(ksp->vec_sol, &gpu));
   if (size > 1) { /* the vectors' type is the same on every rank: so is every answer below */
     if (!gpu) *why = "several processes with vectors on the host (the reductions are MPI's)";
 #if defined(KSP_DEVICELOOP_CUDA)
     else {
-      PetscCall(MatELLRCommNCCL(PetscObjectComm((PetscObject)ksp), &L->nccl));
-      if (!L->nccl) *why = "several processes without NCCL (-info says why; the reductions are MPI's)";
+      PetscBool pending;
+
+      PetscCall(MatELLRCommNCCL(PetscObjectComm((PetscObject)ksp), &L->nccl, &pending));
+      if (pending) *why = "several processes, NCCL's set-up not done yet (its all-reduce serves the solves after it; -ellr_nccl_wait waits)";
+      else if (!L->nccl) *why = "several processes without NCCL (-info says why; the reductions are MPI's)";
       else L->path = KSP_DEVICELOOP_EAGER; /* PETSc's MPI product between the passes, not captured */
     }
 #endif
@@ -73,7 +80,6 @@ PetscErrorCode KSPDeviceLoopChoosePath(KSPDeviceLoop *L, KSP ksp, Mat A, cgloop_
   }
   L->path = gpu ? KSP_DEVICELOOP_EAGER : KSP_DEVICELOOP_HOST;
 #if defined(KSP_DEVICELOOP_CUDA)
-  L->nccl = NULL;
   if (gpu && pc != CGLOOP_PC_GENERAL) {
     Mat_ELLR *e = NULL;
     PetscBool cusparse;
@@ -112,6 +118,19 @@ PetscErrorCode KSPDeviceLoopDiagonal(KSPDeviceLoop *L, KSP ksp, Vec R, Vec W)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+PetscErrorCode KSPDeviceLoopPCFailedReason(KSP ksp, PCFailedReason *reason)
+{
+  PCFailedReason local;
+  PetscMPIInt    mine, all;
+
+  PetscFunctionBegin;
+  PetscCall(PCGetFailedReason(ksp->pc, &local));
+  mine = (PetscMPIInt)local;
+  PetscCallMPI(MPIU_Allreduce(&mine, &all, 1, MPI_INT, MPI_MAX, PetscObjectComm((PetscObject)ksp)));
+  *reason = (PCFailedReason)all;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 /* ---------------------------------------------------------------- the host's reading of the recorded norms */
 
 /* Replays iterations done+1 .. st->it through the history, the monitors and the convergence test, then turns a stop
@@ -132,7 +151,7 @@ static PetscErrorCode KSPDeviceLoopDigest(KSPDeviceLoop *L, const cgloop_state *
 
       if (!L->nan_norm_counts) ksp->its = j - 1;
       PetscCheck(!ksp->errorifnotconverged, PetscObjectComm((PetscObject)ksp), PETSC_ERR_NOT_CONVERGED, "KSPSolve has not converged due to Nan or Inf norm");
-      PetscCall(PCGetFailedReason(ksp->pc, &pcreason));
+      PetscCall(KSPDeviceLoopPCFailedReason(ksp, &pcreason));
       ksp->reason = pcreason ? KSP_DIVERGED_PC_FAILED : KSP_DIVERGED_NANORINF;
       ksp->rnorm  = dp;
       *finished   = PETSC_TRUE;
@@ -306,6 +325,9 @@ static PetscErrorCode KSPDeviceLoopGPU(KSPDeviceLoop *L, const cgloop_state *st0
 
   PetscFunctionBegin;
   PetscCall(PetscLogEventBegin(L->setup_event, ksp, 0, 0, 0));
+  /* on several ranks the passes, their all-reduces and the product's NCCL exchange share one stream (one NCCL
+     communicator's work must be ordered): the current device context's, where the exchange goes */
+  if (L->nccl) PetscCall(MatELLRGetStream(&petsc_stream));
   if (L->cu && L->cu_n != L->shape.n) {
     KSPDeviceLoopCheckCUDA(ksp, cgloop_cuda_destroy(L->cu), "Releasing the loop's GPU resources");
     L->cu = NULL;

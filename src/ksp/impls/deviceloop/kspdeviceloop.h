@@ -89,13 +89,17 @@ PETSC_INTERN PetscErrorCode KSPDeviceLoopStateInit(KSP, cgloop_state *);
 
 PETSC_INTERN PetscErrorCode KSPDeviceLoopDestroy(KSPDeviceLoop *);
 PETSC_INTERN PetscErrorCode KSPDeviceLoopPCKind(KSP, Mat, cgloop_pc *);
-/* the checks every method shares; *why is the reason PETSc's loop runs, or NULL (then L->path is set) */
-PETSC_INTERN PetscErrorCode KSPDeviceLoopChoosePath(KSPDeviceLoop *, KSP, Mat, cgloop_pc, const char **why);
+/* the checks every method shares, then the method's own reason for PETSc's loop (own: NULL where it has none), then,
+   on several processes, NCCL (whose set-up this may start); *why is the reason PETSc's loop runs, or NULL (then L->path
+   is set) */
+PETSC_INTERN PetscErrorCode KSPDeviceLoopChoosePath(KSPDeviceLoop *, KSP, Mat, cgloop_pc, const char *own, const char **why);
 /* L->d = B ones (W is a work vector); called for CGLOOP_PC_DIAGONAL */
 PETSC_INTERN PetscErrorCode KSPDeviceLoopDiagonal(KSPDeviceLoop *, KSP, Vec R, Vec W);
 /* runs the iterations from *st0 (L->ksp, A, shape, vec, nvec set) until the solve is over */
 PETSC_INTERN PetscErrorCode KSPDeviceLoopRun(KSPDeviceLoop *, cgloop_state *st0);
 PETSC_INTERN PetscErrorCode KSPDeviceLoopView(KSPDeviceLoop *, PetscViewer);
+/* the preconditioner's failure as every process sees it (one may flag it alone), as KSPCheckNorm(); collective */
+PETSC_INTERN PetscErrorCode KSPDeviceLoopPCFailedReason(KSP, PCFailedReason *);
 
 /* inside an iteration: PETSc's operations on L->vec need the arrays handed back, then taken again (same addresses) */
 PETSC_INTERN PetscErrorCode KSPDeviceLoopReleaseArrays(KSPDeviceLoop *);
@@ -106,10 +110,12 @@ PETSC_INTERN PetscErrorCode KSPDeviceLoopMult(KSPDeviceLoop *, PetscInt in, Pets
 PETSC_INTERN PetscBool KSPDeviceLoopLive(KSPDeviceLoop *);
 
 #if defined(KSP_DEVICELOOP_CUDA)
+  /* a GPU error is this process's own (PETSC_COMM_SELF); on several ranks the others may then wait in NCCL until the
+     launcher ends them, as with any error between collectives */
   #define KSPDeviceLoopCheckCUDA(ksp, call, what) \
     do { \
       int rc_ = (call); \
-      PetscCheck(!rc_, PetscObjectComm((PetscObject)(ksp)), PETSC_ERR_GPU, "%s: %s", what, cgloop_cuda_error(rc_)); \
+      PetscCheck(!rc_, PETSC_COMM_SELF, PETSC_ERR_GPU, "%s: %s%s%s", what, cgloop_cuda_error(rc_), rc_ == CGLOOP_REDUCE_FAILED ? ": " : "", rc_ == CGLOOP_REDUCE_FAILED ? ellr_last_error() : ""); \
     } while (0)
   /* a pass on the host's arrays and state, or on the GPU's */
   #define KSPDeviceLoopPass(L, host_call, cuda_call, what) \

@@ -143,5 +143,5 @@ PETSC_INTERN PetscErrorCode MatELLRSeqPrepare(Mat, Mat_ELLR *, PetscBool);
 PETSC_INTERN PetscErrorCode MatELLRVecOnDevice(Vec, PetscBool *); /* CUDA backend: a CUDA vector not bound to the CPU */
 PETSC_INTERN PetscErrorCode MatELLRHaloMult(Mat, Vec, Vec, Vec, PetscBool *); /* src/mat/utils/ellrhalo: NCCL's exchange */
 PETSC_INTERN PetscErrorCode MatELLRHaloStart(Mat);                          /* ... and its set-up, started early */
-PETSC_INTERN PetscErrorCode MatELLRCommNCCL(MPI_Comm, ellr_nccl_comm **);    /* ... its communicator, for device reductions */
+PETSC_INTERN PetscErrorCode MatELLRCommNCCL(MPI_Comm, ellr_nccl_comm **, PetscBool *); /* ... its communicator, for device reductions */
 #endif

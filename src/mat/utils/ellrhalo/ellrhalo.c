@@ -110,7 +110,7 @@ static PetscErrorCode MatELLRGetNCCL(MPI_Comm comm, ellr_nccl_comm **nccl)
 {
   MatELLRNCCL *c;
   PetscMPIInt  found, size, rank, st, lst = 0, allst;
-  PetscBool    enabled = PETSC_TRUE, wait = PETSC_FALSE;
+  PetscBool    enabled = PETSC_TRUE, wait = PETSC_FALSE, early = PETSC_TRUE;
   int          version = 0;
   char         why[256];
   ellr_nccl_id id;
@@ -129,13 +129,15 @@ static PetscErrorCode MatELLRGetNCCL(MPI_Comm comm, ellr_nccl_comm **nccl)
   PetscCallMPI(MPI_Comm_rank(comm, &rank));
   PetscOptionsBegin(comm, NULL, "petsc-ellr: the MPI product's ghost exchange", "Mat");
   PetscCall(PetscOptionsBool("-ellr_nccl", "Ghost values GPU to GPU through NCCL where each rank has a GPU of its own (false: MPIAIJ's exchange)", "MatMult", enabled, &enabled, NULL));
-  PetscCall(PetscOptionsBool("-ellr_nccl_wait", "The first product waits for NCCL's set-up (else MPI's exchange until it is done)", "MatMult", wait, &wait, NULL));
+  PetscCall(PetscOptionsBool("-ellr_nccl_wait", "The first product (and KSPCGDEVICE's first solve) waits for NCCL's set-up (else MPI's exchange, PETSc's Krylov loop, until it is done)", "MatMult", wait, &wait, NULL));
+  PetscCall(PetscOptionsBool("-ellr_nccl_connect_at_setup", "NCCL connects its collectives' peers in its background set-up, not at their first call (sets NCCL_RUNTIME_CONNECT=0 for the process unless set)", "KSPCGDEVICE", early, &early, NULL));
   PetscOptionsEnd();
   PetscCall(MatELLRNCCLWhyNot(comm, enabled, why, sizeof(why)));
   c = (MatELLRNCCL *)calloc(1, sizeof(*c)); /* freed by the attribute's delete function, maybe after PetscFinalize() */
   PetscCheck(c, PETSC_COMM_SELF, PETSC_ERR_MEM, "Out of host memory");
   c->wait = wait;
   PetscCallMPI(MPI_Comm_set_attr(comm, MatELLRNCCLKeyval, c));
+  if (!why[0] && early) ellr_nccl_connect_at_setup(); /* before NCCL's first communicator reads it */
   if (!why[0]) {
     /* the id from rank 0, with its status: every rank knows whether to go on */
     st = lst = rank ? 0 : (PetscMPIInt)ellr_nccl_get_id(&id);
@@ -273,28 +275,30 @@ PetscErrorCode MatELLRHaloStart(Mat A)
 }
 
 /*
-  MatELLRCommNCCL - the NCCL communicator of comm once its set-up is done on every rank (waiting for it), for
-  reductions on the GPU (the Krylov loops on several ranks); NULL where products on comm get none: one rank,
+  MatELLRCommNCCL - the NCCL communicator of comm once its set-up is done on every rank, for reductions on the GPU (the
+  Krylov loops on several ranks); NULL with *pending while the set-up goes on (it is started here where no matrix has
+  started it; -ellr_nccl_wait waits for it), NULL without *pending where products on comm get none: one rank,
   -ellr_nccl false, NCCL or a GPU of its own missing on a rank, a set-up that failed.  The same answer on every rank.
   Collective.
 */
-PetscErrorCode MatELLRCommNCCL(MPI_Comm comm, ellr_nccl_comm **nccl)
+PetscErrorCode MatELLRCommNCCL(MPI_Comm comm, ellr_nccl_comm **nccl, PetscBool *pending)
 {
   PetscFunctionBegin;
-  *nccl = NULL;
+  *nccl    = NULL;
+  *pending = PETSC_FALSE;
 #if defined(PETSCELLR_HAVE_CUDA) && defined(PETSCELLR_PETSC_HAS_CUDA)
   MatELLRNCCL *c;
   PetscMPIInt  found;
-  PetscBool    wait;
+  PetscInt     products;
 
-  PetscCall(MatELLRGetNCCL(comm, NULL)); /* made (and its set-up started) where the products have not yet */
+  PetscCall(MatELLRGetNCCL(comm, NULL)); /* made, and its set-up started, where no matrix has yet */
   PetscCallMPI(MPI_Comm_get_attr(comm, MatELLRNCCLKeyval, &c, &found));
   PetscCheck(found, comm, PETSC_ERR_PLIB, "The communicator's NCCL record is missing");
-  wait    = c->wait;
-  c->wait = PETSC_TRUE;
+  products = c->nwaiting; /* a query, not a product with MPI's exchange */
   PetscCall(MatELLRNCCLPoll(comm, c));
-  c->wait = wait;
-  *nccl   = c->ready ? c->nccl : NULL;
+  c->nwaiting = products;
+  *nccl       = c->ready ? c->nccl : NULL;
+  *pending    = (PetscBool)(c->nccl && !c->ready);
 #else
   (void)comm;
 #endif

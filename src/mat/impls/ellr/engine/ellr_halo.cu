@@ -68,10 +68,6 @@ static void nccl_load(void)
     snprintf(nccl.why, sizeof(nccl.why), "NCCL %d is older than 2.18", nccl.version);
     return;
   }
-  /* NCCL connects the peers of its collectives (the Krylov loops' all-reduce) at the first call by default: made in
-     the communicator's set-up instead, which runs in the background while the program assembles (measured in
-     doc/performance.md); a value the user set stays */
-  setenv("NCCL_RUNTIME_CONNECT", "0", 0);
   nccl.loaded = 1;
 }
 
@@ -146,6 +142,11 @@ static ncclResult_t nccl_settle(ellr_nccl_comm *comm, ncclResult_t r)
   return r;
 }
 
+void ellr_nccl_connect_at_setup(void)
+{
+  setenv("NCCL_RUNTIME_CONNECT", "0", 0); /* a value in the environment stays */
+}
+
 ellr_status ellr_nccl_allreduce_sum(ellr_nccl_comm *comm, double *buf, size_t count, void *stream)
 {
   NCCL_TRY(nccl_settle(comm, nccl.all_reduce(buf, buf, count, ncclDouble, ncclSum, comm->comm, (cudaStream_t)stream)));
@@ -180,6 +181,7 @@ ellr_status ellr_nccl_comm_create(int nranks, int rank, const ellr_nccl_id *id, 
   return ellr_error(ELLR_ERR_ARG, "the library was built without NCCL's header (nccl.h)");
 }
 void        ellr_nccl_comm_destroy(ellr_nccl_comm *comm) { (void)comm; }
+void        ellr_nccl_connect_at_setup(void) { }
 ellr_status ellr_nccl_allreduce_sum(ellr_nccl_comm *comm, double *buf, size_t count, void *stream)
 {
   (void)comm, (void)buf, (void)count, (void)stream;

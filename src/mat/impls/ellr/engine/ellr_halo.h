@@ -39,8 +39,13 @@ ellr_status ellr_nccl_comm_create(int nranks, int rank, const ellr_nccl_id *id, 
 /* The communicator is made non-blocking: 1 once its set-up is done, 0 while it goes on, -1 if it failed. */
 int         ellr_nccl_comm_ready(ellr_nccl_comm *comm);
 void        ellr_nccl_comm_destroy(ellr_nccl_comm *comm);
-/* buf[0..count) summed over the ranks, in place, on stream (stream-ordered, capturable; every rank gets the same
-   bits: NCCL reduces each element once and hands the result to all); a ready communicator only */
+/* NCCL connects the peers of its collectives in a communicator's set-up instead of at their first call (it sets
+   NCCL_RUNTIME_CONNECT=0 in the process's environment unless it is set there; NCCL reads it once, before its first
+   communicator).  Called before any communicator is made. */
+void ellr_nccl_connect_at_setup(void);
+/* buf[0..count) summed over the ranks, in place, on stream (stream-ordered, capturable).  Assumed, as PETSc assumes
+   of MPI_Allreduce: every rank gets the same bits (NCCL's algorithms reduce each element once and hand the result to
+   all); a ready communicator only */
 ellr_status ellr_nccl_allreduce_sum(ellr_nccl_comm *comm, double *buf, size_t count, void *stream);
 
 /* The pattern of one exchange (host arrays, copied):
