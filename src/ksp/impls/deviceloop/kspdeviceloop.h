@@ -15,7 +15,7 @@
 #define KSPDEVICELOOP_H
 #include <petscellr.h>
 #include <petsc/private/kspimpl.h>
-#include "../../../mat/impls/ellr/ellrimpl.h"
+#include "../../../mat/utils/ellrhalo/ellrhalo.h" /* the binding's private header, and NCCL's communicator */
 #include "cgloop.h"
 #if defined(PETSCELLR_HAVE_CUDA) && defined(PETSCELLR_PETSC_HAS_CUDA)
   #include <petscdevice_cuda.h>

@@ -6,7 +6,6 @@
 #include <petsc/private/matimpl.h>
 #include "ellrcompat.h"
 #include "ellr.h"
-#include "ellr_halo.h"
 #if defined(PETSCELLR_HAVE_CUDA)
   #include "ellr_cuda.h"
 #endif
@@ -141,7 +140,4 @@ PETSC_INTERN PetscErrorCode MatELLRViewStorage(Mat, Mat_ELLR *, PetscViewer);
 PETSC_INTERN PetscErrorCode MatELLRSeqProduct(Mat, Mat_ELLR *, Vec, Vec, Vec, PetscBool);
 PETSC_INTERN PetscErrorCode MatELLRSeqPrepare(Mat, Mat_ELLR *, PetscBool);
 PETSC_INTERN PetscErrorCode MatELLRVecOnDevice(Vec, PetscBool *); /* CUDA backend: a CUDA vector not bound to the CPU */
-PETSC_INTERN PetscErrorCode MatELLRHaloMult(Mat, Vec, Vec, Vec, PetscBool *); /* src/mat/utils/ellrhalo: NCCL's exchange */
-PETSC_INTERN PetscErrorCode MatELLRHaloStart(Mat);                          /* ... and its set-up, started early */
-PETSC_INTERN PetscErrorCode MatELLRCommNCCL(MPI_Comm, ellr_nccl_comm **, PetscBool *); /* ... its communicator, for device reductions */
 #endif

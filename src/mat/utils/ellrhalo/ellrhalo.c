@@ -13,9 +13,8 @@
   PETSc communicator (an MPI attribute, freed with the communicator); one plan per matrix and nonzero pattern (a
   composed container).
 */
-#include "../../impls/ellr/ellrimpl.h"
+#include "ellrhalo.h"
 #if defined(PETSCELLR_HAVE_CUDA) && defined(PETSCELLR_PETSC_HAS_CUDA)
-  #include "ellr_halo.h"
   #include <petscsf.h>
 
 static PetscMPIInt   MatELLRNCCLKeyval = MPI_KEYVAL_INVALID;

@@ -8,6 +8,7 @@
   fails returns with no message outstanding).  The off-diagonal block stores its non-empty rows only, sorted and sliced.
 */
 #include "../ellrimpl.h"
+#include "../../../utils/ellrhalo/ellrhalo.h"
 
 static PetscErrorCode MatELLRMPIOperation(Mat, Vec, Vec, Vec, PetscBool);
 

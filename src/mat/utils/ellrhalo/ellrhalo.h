@@ -1,0 +1,10 @@
+/* ellrhalo.h - the MPI product's ghost exchange through NCCL (ellrhalo.c), for the binding and the Krylov loops. */
+#ifndef PETSCELLR_HALO_H
+#define PETSCELLR_HALO_H
+#include "../../impls/ellr/ellrimpl.h"
+#include "ellr_halo.h"
+
+PETSC_INTERN PetscErrorCode MatELLRHaloMult(Mat, Vec, Vec, Vec, PetscBool *);            /* y = A x (+ z), the exchange overlapped */
+PETSC_INTERN PetscErrorCode MatELLRHaloStart(Mat);                                       /* its set-up, started at creation */
+PETSC_INTERN PetscErrorCode MatELLRCommNCCL(MPI_Comm, ellr_nccl_comm **, PetscBool *); /* its communicator, for reductions */
+#endif
