@@ -100,7 +100,7 @@ $(BUILD)/obj/$(ENGINE_DIR)/%.o: $(ENGINE_DIR)/%.c $(wildcard $(ENGINE_DIR)/*.h)
 	@mkdir -p $(dir $@)
 	$(PCC) -std=gnu11 -O2 -fPIC -Wall -Wextra -c $< -o $@
 
-$(BUILD)/obj/%.o: %.c $(wildcard include/*.h src/mat/impls/ellr/*.h $(ENGINE_DIR)/*.h $(KSP_DIR)/*.h)
+$(BUILD)/obj/%.o: %.c $(wildcard include/*.h src/mat/impls/ellr/*.h src/mat/utils/ellrhalo/*.h $(ENGINE_DIR)/*.h $(KSP_DIR)/*.h)
 	@mkdir -p $(dir $@)
 	$(PCC) $(PCC_FLAGS) -Wall $(CCPPFLAGS) $(ELLR_CPPFLAGS) -c $< -o $@
 

@@ -31,7 +31,11 @@ static PetscInt g_fail = 0;
 
 static PetscErrorCode Check(PetscBool ok, const char *what)
 {
+  PetscMPIInt mine = (PetscMPIInt)ok, all;
+
   PetscFunctionBeginUser;
+  PetscCallMPI(MPI_Allreduce(&mine, &all, 1, MPI_INT, MPI_LAND, PETSC_COMM_WORLD)); /* a check fails where it fails on any process */
+  ok = (PetscBool)all;
   if (!ok) g_fail++;
   PetscCall(PetscPrintf(PETSC_COMM_WORLD, "%s %s\n", ok ? "ok" : "FAIL", what));
   PetscFunctionReturn(0);
@@ -186,7 +190,7 @@ static PetscInt HistoryWindow(const PetscReal *a, const PetscReal *moved, PetscI
 }
 
 /* a preconditioner that puts a NaN in its output from its k-th application on, and says it failed where asked: on the
-   first process only (KSPBCGS reduces the failure over the processes; so must the loop) */
+   last process only (KSPBCGS reduces the failure over the processes; so must the loop) */
 typedef struct {
   PetscInt  k, applied;
   PetscBool fail;
@@ -202,10 +206,11 @@ static PetscErrorCode NaNPCApply(PC pc, Vec x, Vec y)
   if (++ctx->applied >= ctx->k) {
     PetscScalar *a;
     PetscInt     n;
-    PetscMPIInt  rank;
+    PetscMPIInt  rank, size;
 
     PetscCallMPI(MPI_Comm_rank(PetscObjectComm((PetscObject)pc), &rank));
-    if (ctx->fail && !rank) PetscCall(PCSetFailedReason(pc, PC_SUBPC_ERROR));
+    PetscCallMPI(MPI_Comm_size(PetscObjectComm((PetscObject)pc), &size));
+    if (ctx->fail && rank == size - 1) PetscCall(PCSetFailedReason(pc, PC_SUBPC_ERROR));
     PetscCall(VecGetLocalSize(y, &n));
     PetscCall(VecGetArray(y, &a));
     if (n) a[0] = NAN;

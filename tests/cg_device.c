@@ -26,7 +26,11 @@ static PetscInt g_fail = 0;
 
 static PetscErrorCode Check(PetscBool ok, const char *what)
 {
+  PetscMPIInt mine = (PetscMPIInt)ok, all;
+
   PetscFunctionBeginUser;
+  PetscCallMPI(MPI_Allreduce(&mine, &all, 1, MPI_INT, MPI_LAND, PETSC_COMM_WORLD)); /* a check fails where it fails on any process */
+  ok = (PetscBool)all;
   if (!ok) g_fail++;
   PetscCall(PetscPrintf(PETSC_COMM_WORLD, "%s %s\n", ok ? "ok" : "FAIL", what));
   PetscFunctionReturn(0);

@@ -128,6 +128,9 @@ static PetscErrorCode KSPSolve_CGDevice(KSP ksp)
   PetscCall(PCGetOperators(ksp->pc, &A, &P));
   PetscCall(KSPDeviceLoopPCKind(ksp, A, &pc));
   L->path = KSP_DEVICELOOP_PETSC;
+#if defined(KSP_DEVICELOOP_CUDA)
+  L->nccl = NULL; /* set by KSPDeviceLoopChoosePath() where it runs */
+#endif
   if (c->radius || c->objective) why = "a trust-region radius or an objective target is set";
   else if (c->single) why = "the single-reduction variant is asked for (KSPCGUseSingleReduction())";
   else PetscCall(KSPDeviceLoopChoosePath(L, ksp, A, pc, NULL, &why));

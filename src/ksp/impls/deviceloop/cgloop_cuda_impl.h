@@ -4,10 +4,11 @@
 
   Reductions: each block sums a grid-stride share of the indices in index order, reduces in shared memory by a fixed
   tree and writes one partial per block; the last block to arrive (a counter in the state, reset by that block) sums the
-  partials in the same fixed way and runs the scalar rules.  On several ranks (a reducer set) that block writes the
-  rank's totals to sums instead; the reducer (an all-reduce on the stream) sums them over the ranks, and a one-thread
-  kernel runs the rules on the result, the same bits on every rank, so that every rank stops at the same iteration.  The block count depends on n only, so the sums, and every
-  iterate, have the same bits on every run.  The passes of one stream run in order, so successive reductions may share
+  partials in the same fixed way and runs the scalar rules.  The block count depends on n only, so the sums, and every
+  iterate, have the same bits on every run.  On several ranks (a reducer set) that block writes the rank's totals to
+  sums instead; the reducer (an all-reduce on the stream, whose result is taken to have the same bits on every rank)
+  sums them over the ranks, and a one-thread kernel runs the rules on it, so that every rank stops at the same
+  iteration.  The passes of one stream run in order, so successive reductions may share
   the partials and the counters.
 */
 #ifndef CGLOOP_CUDA_IMPL_H

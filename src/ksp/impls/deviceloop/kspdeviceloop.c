@@ -128,6 +128,7 @@ PetscErrorCode KSPDeviceLoopPCFailedReason(KSP ksp, PCFailedReason *reason)
   mine = (PetscMPIInt)local;
   PetscCallMPI(MPIU_Allreduce(&mine, &all, 1, MPI_INT, MPI_MAX, PetscObjectComm((PetscObject)ksp)));
   *reason = (PCFailedReason)all;
+  PetscCall(PCSetFailedReason(ksp->pc, *reason)); /* as PETSc's reduction leaves it on every process */
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 

@@ -40,7 +40,7 @@ static PetscMPIInt MPIAPI MatELLRNCCLDelete(MPI_Comm comm, PetscMPIInt keyval, v
   MatELLRNCCL *c = (MatELLRNCCL *)attr;
 
   (void)comm, (void)keyval, (void)extra;
-  ellr_nccl_comm_destroy(c->nccl);
+  ellr_nccl_comm_destroy(c->nccl, (int)c->ready); /* ready: agreed by every rank */
   free(c);
   return MPI_SUCCESS;
 }
@@ -57,7 +57,7 @@ static PetscErrorCode MatELLRNCCLPoll(MPI_Comm comm, MatELLRNCCL *c)
     PetscCallMPI(MPIU_Allreduce(&st, &all, 1, MPI_INT, MPI_MIN, comm));
     if (all < 0) {
       PetscCall(PetscInfo(NULL, "petsc-ellr: NCCL's set-up failed (%s): MPI's exchange from now on\n", st < 0 ? ellr_last_error() : "on another rank"));
-      ellr_nccl_comm_destroy(c->nccl);
+      ellr_nccl_comm_destroy(c->nccl, 0);
       c->nccl = NULL;
     } else if (all == 1) {
       c->ready = PETSC_TRUE;
@@ -146,7 +146,7 @@ static PetscErrorCode MatELLRGetNCCL(MPI_Comm comm, ellr_nccl_comm **nccl)
     PetscCallMPI(MPIU_Allreduce(&lst, &allst, 1, MPI_INT, MPI_MAX, comm));
     if (allst || st) {
       PetscCall(PetscSNPrintf(why, sizeof(why), "NCCL's communicator could not be made (%s)", lst ? ellr_last_error() : "on another rank"));
-      ellr_nccl_comm_destroy(c->nccl);
+      ellr_nccl_comm_destroy(c->nccl, 0);
       c->nccl = NULL;
     }
   }

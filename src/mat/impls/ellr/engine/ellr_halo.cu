@@ -153,11 +153,10 @@ ellr_status ellr_nccl_allreduce_sum(ellr_nccl_comm *comm, double *buf, size_t co
   return ELLR_OK;
 }
 
-/* A communicator still setting up is aborted; a ready one finalized (its queued work flushed), then destroyed. */
-void ellr_nccl_comm_destroy(ellr_nccl_comm *comm)
+void ellr_nccl_comm_destroy(ellr_nccl_comm *comm, int finalize)
 {
   if (!comm) return;
-  if (ellr_nccl_comm_ready(comm) == 1 && nccl_settle(comm, nccl.comm_finalize(comm->comm)) == ncclSuccess) (void)nccl.comm_destroy(comm->comm);
+  if (finalize && nccl_settle(comm, nccl.comm_finalize(comm->comm)) == ncclSuccess) (void)nccl.comm_destroy(comm->comm);
   else (void)nccl.comm_abort(comm->comm);
   free(comm);
 }
@@ -180,7 +179,7 @@ ellr_status ellr_nccl_comm_create(int nranks, int rank, const ellr_nccl_id *id, 
   *comm = NULL;
   return ellr_error(ELLR_ERR_ARG, "the library was built without NCCL's header (nccl.h)");
 }
-void        ellr_nccl_comm_destroy(ellr_nccl_comm *comm) { (void)comm; }
+void        ellr_nccl_comm_destroy(ellr_nccl_comm *comm, int finalize) { (void)comm, (void)finalize; }
 void        ellr_nccl_connect_at_setup(void) { }
 ellr_status ellr_nccl_allreduce_sum(ellr_nccl_comm *comm, double *buf, size_t count, void *stream)
 {

@@ -38,7 +38,9 @@ ellr_status ellr_nccl_get_id(ellr_nccl_id *id); /* on one rank, then broadcast *
 ellr_status ellr_nccl_comm_create(int nranks, int rank, const ellr_nccl_id *id, ellr_nccl_comm **comm);
 /* The communicator is made non-blocking: 1 once its set-up is done, 0 while it goes on, -1 if it failed. */
 int         ellr_nccl_comm_ready(ellr_nccl_comm *comm);
-void        ellr_nccl_comm_destroy(ellr_nccl_comm *comm);
+/* finalize (its queued work flushed) then destroy, where every rank found the set-up done; else abort: the ranks of
+   one communicator must all do the same, so the caller passes what they agreed, not this rank's own view */
+void        ellr_nccl_comm_destroy(ellr_nccl_comm *comm, int finalize);
 /* NCCL connects the peers of its collectives in a communicator's set-up instead of at their first call (it sets
    NCCL_RUNTIME_CONNECT=0 in the process's environment unless it is set there; NCCL reads it once, before its first
    communicator).  Called before any communicator is made. */
