@@ -635,6 +635,8 @@ else PT_OK=0; tail -n +2 "$PTLOG" >"$PTLOG.rest"; Q=1 fail petsc_tutorials_build
       t_grep "nccl_halo_switch_ellrt_np2" "NCCL ready after [1-9][0-9]* products && ^ELLRHaloNCCL +[1-9]" -- $MPIEXEC -n 2 "$EX1" -mat_type ellrt -n 64 -ksp_type richardson -ksp_richardson_scale 0.9 -pc_type jacobi -ksp_rtol 0 -ksp_atol 0 -ksp_max_it 40000 -log_view -info :mat,sys
     else
       t_grep nccl_halo_fallback_np2 "ghost values staged through the host by MPI .*(share a GPU|NCCL not found) && ^ELLRMult +[1-9]" -- $MPIEXEC -n 2 "$EX1" -mat_type ellrt -n 20 -log_view -info :sys
+      # ... and the Krylov loop runs PETSc's (its reductions need NCCL), saying why
+      t_grep nccl_cgdevice_fallback_np2 "KSPCG's own loop runs: several processes without NCCL && KSP iterations: [0-9]+ \(CONVERGED_RTOL\)" -- $MPIEXEC -n 2 "$EX1" -mat_type ellrt -n 20 -ksp_type cgdevice -pc_type jacobi -info :ksp
     fi
   elif wanted petsc_snes_ex19_gamg_ellrt petsc_snes_ex19_mg_bind_below_ellrt_np2; then
     echo "# petsc_snes_ex19_gamg_ellrt, petsc_snes_ex19_mg_bind_below_ellrt_np2 not run: ELLR_BACKEND=$BACKEND (CUDA vectors and aijcusparse: the GPU machine, tests/gpu/run.sh)"
