@@ -622,6 +622,9 @@ else PT_OK=0; tail -n +2 "$PTLOG" >"$PTLOG.rest"; Q=1 fail petsc_tutorials_build
       for g in coo prealloc; do
         t_grep "nccl_diff_aij_${g}_np$np" "checks, 0 failed" -- $MPIEXEC -n $np "$DIFF" -group $g -cases band,zero_rows_rank,rect_tall -ellr_nccl_wait $ENGINE
       done
+      # a matrix assembled after NCCL's set-up is done has NCCL connect the exchange's pairs in its background (the first
+      # product does not wait for it); the products after it still right
+      t_grep "nccl_connect_at_assembly_np$np" "NCCL connects this rank to [0-9]+ ranks it sends to && checks, 0 failed" -- $MPIEXEC -n $np "$DIFF" -group prealloc -cases band -ellr_nccl_wait -info :mat $ENGINE
       # the Krylov loops with one GPU per rank: every reduction summed over the ranks by NCCL on the GPU, the host
       # looking once per batch; against KSPCG / KSPBCGS as on one rank, the same bits again (-ellr_nccl_wait: from the
       # first solve; else PETSc's loop runs until NCCL's set-up is done, and -info says so)

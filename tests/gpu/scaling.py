@@ -58,7 +58,7 @@ def parse(path):
 
 runs = {}
 for f in glob.glob(os.path.join(out, "*_np*.log")):
-    m = re.match(r"(strong|weak|ex45loop|ex45|parts|floor)_(\w+?)_(nccl|host|-)_np(\d+)\.log$", os.path.basename(f))
+    m = re.match(r"(strongloop|strong|weak|ex45loop|ex45|parts|floor)_(\w+?)_(nccl|host|-)_np(\d+)\.log$", os.path.basename(f))
     if m:
         runs[(m.group(1), m.group(2), m.group(3), int(m.group(4)))] = parse(f)
 nps = sorted({k[3] for k in runs})
@@ -160,6 +160,26 @@ if any(k[0] == "ex45loop" for k in runs):
         cells = [f"{v:.3f}" if v else "" for v in vals]
         su = f"{vals[0] / vals[-1]:.2f}x" if vals[0] and vals[-1] else ""
         rel = " / ".join(f"{v / ref[p]:.2f}" if v and ref.get(p) else "-" for v, p in zip(vals, nps))
+        print(f"| {t} | " + " | ".join(cells) + f" | {su} | {rel} | {', '.join(sorted(ran))} |")
+
+if any(k[0] == "strongloop" for k in runs):
+    print("\n**The library's loop per iteration** (-ksp_type cgdevice), ex1 7-point 256^3, ms per iteration of the second "
+          "solve; against PETSc's CG with aijcusparse at each count (the strong series)\n")
+    print("| type | " + " | ".join(f"{p} GPU{'s' if p > 1 else ''}" for p in nps) + f" | speed-up 1 -> {nps[-1]} | vs PETSc's CG + aijcusparse at each | loop ran |")
+    print("|---|" + "---|" * len(nps) + "---|---|---|")
+    sref = {p: runs.get(("strong", "aijcusparse", "-", p), {}).get("ms_it") for p in nps}
+    for t in TYPES:
+        vals, ran = [], set()
+        for p in nps:
+            d = runs.get(("strongloop", t, "nccl" if t in ("ellrt", "pellr") else "-", p), {})
+            vals.append(d.get("ms_it"))
+            if d:
+                ran.add(d.get("loop", "?"))
+        if not any(vals):
+            continue
+        cells = [f"{v:.3f}" if v else "" for v in vals]
+        su = f"{vals[0] / vals[-1]:.2f}x" if vals[0] and vals[-1] else ""
+        rel = " / ".join(f"{v / sref[p]:.2f}" if v and sref.get(p) else "-" for v, p in zip(vals, nps))
         print(f"| {t} | " + " | ".join(cells) + f" | {su} | {rel} | {', '.join(sorted(ran))} |")
 
 hosts = sorted({d["why_host"] for k, d in runs.items() if d.get("why_host") and k[2] == "nccl"})

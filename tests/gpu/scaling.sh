@@ -4,7 +4,8 @@
 # (-ellr_nccl 0, MPIAIJ's own exchange) beside NCCL's.  Writes OUTDIR/scaling.md and scaling.png (tests/gpu/scaling.py).
 #   NPS (default: 1 2 4 up to the GPUs present)
 #   strong: our ex1 7-point 256^3 (16.8M rows), and PETSc's ex45 256^3 for KSPSolve as a user runs it, with PETSc's CG
-#           (ex45) and with the library's loop (ex45loop: -ksp_type cgdevice, its reductions through NCCL on 2+ GPUs)
+#           (ex45) and with the library's loop (ex45loop: -ksp_type cgdevice, its reductions through NCCL on 2+ GPUs);
+#           strongloop: ex1 256^3 with the library's loop, its time per iteration
 #   weak:   our ex1 7-point with about 8.4M rows per GPU (n = 203, 256, 322 for 1, 2, 4 GPUs)
 #   floor:  ex1 7-point 32^3 on one GPU (the time an iteration costs when nothing is bandwidth-bound: the model's floor)
 #   model inputs: tests/gpu/nccl_pingpong.py (NCCL's latency and bandwidth between two GPUs, same run)
@@ -16,7 +17,7 @@ B=$PWD/${ELLR_GPU_BUILD:-build/cuda}
 NGPU=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU')
 NPS=${2:-$(for n in 1 2 4 8; do [ $n -le "$NGPU" ] && echo $n; done)}
 TYPES=${SCALING_TYPES:-aijcusparse sellcuda ellrt pellr}
-RUNS=${SCALING_RUNS:-strong weak ex45 ex45loop} # which series (all by default)
+RUNS=${SCALING_RUNS:-strong strongloop weak ex45 ex45loop} # which series (all by default)
 mkdir -p "$OUT"
 # NVLink multicast stays off (the machine's rule); NCCL's library from the Python package where no system one is found
 export NCCL_NVLS_ENABLE=0 NVSHMEM_DISABLE_NVLS=1
@@ -37,7 +38,7 @@ run() {
   [ "$name" = parts ] && series=strong # the model's inputs go with the strong series
   case " $RUNS " in *" $series "*) ;; *) return 0 ;; esac
   [ "$halo" = host ] && extra="-ellr_nccl 0"
-  [ "$name" = ex45loop ] && extra="$extra -ksp_type cgdevice -ksp_view"
+  case $name in ex45loop | strongloop) extra="$extra -ksp_type cgdevice -ksp_view" ;; esac
   # ex1's time per iteration is NCCL's exchange from the first product on (-ellr_nccl_wait); ex45 runs as a user runs
   # it: MPI's exchange until NCCL's set-up is done in the background
   [ "${name#ex45}" = "$name" ] && extra="$extra -ellr_nccl_wait"
@@ -54,6 +55,7 @@ for np in $NPS; do
   for t in $TYPES; do
     for h in $(variants $t $np); do
       run strong $np $t $h $B/tutorials/ex1 -stencil 7 -n 256 -mat_type $t -solves 2 -timing
+      [ $h = host ] || run strongloop $np $t $h $B/tutorials/ex1 -stencil 7 -n 256 -mat_type $t -solves 2 -timing
       [ $np = 1 ] || run weak $np $t $h $B/tutorials/ex1 -stencil 7 -n $nw -mat_type $t -solves 2 -timing
       run ex45 $np $t $h $B/petsc-tutorials/ex45 -da_grid_x 256 -da_grid_y 256 -da_grid_z 256 -dm_mat_type $t -dm_vec_type cuda
       # the loop's reductions need NCCL: no host-staged variant

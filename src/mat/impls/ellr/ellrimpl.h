@@ -44,6 +44,7 @@ typedef struct {
   PetscInt         nown;
   struct _MatOps   base;     /* the base type's operations in the slots of own */
   PetscBool        mpi;      /* an MPI matrix: the storage lives on its blocks */
+  PetscErrorCode (*assembled)(Mat); /* the MPI binding's work after a final assembly (NCCL's connection), or NULL */
   /* AIJ's composed methods that change values or pattern behind the states the storage compares (seq only) */
   PetscErrorCode (*baseretrieve)(Mat);
   PetscErrorCode (*basecolumnindices)(Mat, PetscInt *);

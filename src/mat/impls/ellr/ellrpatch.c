@@ -261,6 +261,7 @@ static PetscErrorCode MatAssemblyEnd_ELLR(Mat A, MatAssemblyType type)
   PetscCall(MatELLRBase(A, e, assemblyend, &base));
   if (base) PetscCall((*base)(A, type));
   if (e) PetscCall(MatELLRPatch(A, e, PETSC_FALSE, NULL, &before));
+  if (e && e->assembled && type == MAT_FINAL_ASSEMBLY) PetscCall((*e->assembled)(A));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 

@@ -33,6 +33,7 @@ typedef struct {
   PetscBool       ready;    /* its non-blocking set-up is done on every rank */
   PetscBool       wait;     /* -ellr_nccl_wait: the first product waits for the set-up */
   PetscInt        nwaiting; /* products that used MPI's exchange meanwhile */
+  PetscBool       linked;   /* a matrix's exchange peers connected ahead of its first product (MatELLRHaloConnect) */
 } MatELLRNCCL;
 
 static PetscMPIInt MPIAPI MatELLRNCCLDelete(MPI_Comm comm, PetscMPIInt keyval, void *attr, void *extra)
@@ -178,6 +179,21 @@ static PetscErrorCode MatELLRHaloPlanDestroy(void *ctx) /* ctx: the address of t
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+/* From each of the nghosts ghost values (the off-diagonal block's global columns garray) to its owner's entry.
+   Collective. */
+static PetscErrorCode MatELLRHaloSF(Mat A, PetscInt nghosts, const PetscInt *garray, PetscSF *sf)
+{
+  PetscLayout map;
+
+  PetscFunctionBegin;
+  PetscCall(PetscSFCreate(PetscObjectComm((PetscObject)A), sf));
+  PetscCall(PetscSFSetType(*sf, PETSCSFBASIC)); /* the order argued below is the basic type's */
+  PetscCall(MatGetLayouts(A, NULL, &map));
+  PetscCall(PetscSFSetGraphLayout(*sf, map, nghosts, NULL, PETSC_COPY_VALUES, garray));
+  PetscCall(PetscSFSetUp(*sf));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 /* The plan from the off-diagonal block's global columns (garray): a PetscSF from each ghost (leaf) to its owner's
    entry (root), as MPIAIJ's Mvctx.  Its root ranks say what each rank receives (rmine) and in which order, its leaf
    ranks what it sends (irootloc).  PETSc's basic star forest sets irootloc up by receiving each leaf rank's rremote
@@ -193,15 +209,10 @@ static PetscErrorCode MatELLRHaloPlanCreate(Mat A, Mat offdiag, const PetscInt *
   int64_t           *ro, *so;
   int32_t           *ri, *si;
   PetscBool          inplace = PETSC_TRUE, basic;
-  PetscLayout        map;
   MPI_Comm           comm = PetscObjectComm((PetscObject)A);
 
   PetscFunctionBegin;
-  PetscCall(PetscSFCreate(comm, &sf));
-  PetscCall(PetscSFSetType(sf, PETSCSFBASIC)); /* the order argued above is the basic type's */
-  PetscCall(MatGetLayouts(A, NULL, &map));
-  PetscCall(PetscSFSetGraphLayout(sf, map, nghosts, NULL, PETSC_COPY_VALUES, garray));
-  PetscCall(PetscSFSetUp(sf));
+  PetscCall(MatELLRHaloSF(A, nghosts, garray, &sf));
   PetscCall(PetscObjectTypeCompare((PetscObject)sf, PETSCSFBASIC, &basic));
   PetscCall(PetscSFGetRootRanks(sf, &nr, &rranks, &roff, &rmine, &rremote));
   PetscCall(PetscSFGetLeafRanks(sf, &ns, &sranks, &soff, &sidx));
@@ -267,6 +278,55 @@ PetscErrorCode MatELLRHaloStart(Mat A)
 
   PetscCall(PetscObjectTypeCompare((PetscObject)A, MATMPIAIJCUSPARSE, &cuda));
   if (cuda && !MatELLRBoundToCPU(A)) PetscCall(MatELLRGetNCCL(PetscObjectComm((PetscObject)A), NULL));
+#else
+  (void)A;
+#endif
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/*
+  MatELLRHaloConnect - at a final assembly of an MPI matrix whose products will use NCCL's exchange: where NCCL's
+  set-up is done already, has NCCL connect each rank to the ranks it will exchange ghost values with, in NCCL's
+  background while the program goes on (its set-up, the first product's upload), since NCCL makes a pair's
+  connection at their first exchange otherwise and the first product waits for it (doc/performance.md).  Once per
+  communicator: the first matrix assembled after NCCL is ready names the pairs (a later pattern's new pairs connect at
+  their first exchange).  Collective.
+*/
+PetscErrorCode MatELLRHaloConnect(Mat A)
+{
+  PetscFunctionBegin;
+#if defined(PETSCELLR_HAVE_CUDA) && defined(PETSCELLR_PETSC_HAS_CUDA)
+  MatELLRNCCL       *c;
+  PetscMPIInt        found, nr, ns, st, allst;
+  PetscBool          cuda, wait;
+  PetscInt           products;
+  Mat                offdiag;
+  const PetscInt    *garray;
+  const PetscMPIInt *rranks, *sranks;
+  PetscSF            sf;
+  MPI_Comm           comm = PetscObjectComm((PetscObject)A);
+
+  PetscCall(PetscObjectTypeCompare((PetscObject)A, MATMPIAIJCUSPARSE, &cuda));
+  if (!cuda || MatELLRBoundToCPU(A) || MatELLRNCCLKeyval == MPI_KEYVAL_INVALID) PetscFunctionReturn(PETSC_SUCCESS);
+  PetscCallMPI(MPI_Comm_get_attr(comm, MatELLRNCCLKeyval, &c, &found));
+  if (!found || !c->nccl || c->linked) PetscFunctionReturn(PETSC_SUCCESS);
+  products = c->nwaiting; /* a query, not a product with MPI's exchange; never a wait at assembly */
+  wait     = c->wait;
+  c->wait  = PETSC_FALSE;
+  PetscCall(MatELLRNCCLPoll(comm, c));
+  c->wait     = wait;
+  c->nwaiting = products;
+  if (!c->ready) PetscFunctionReturn(PETSC_SUCCESS);
+  PetscCall(MatMPIAIJGetSeqAIJ(A, NULL, &offdiag, &garray));
+  PetscCall(MatELLRHaloSF(A, offdiag->cmap->n, garray, &sf));
+  PetscCall(PetscSFGetRootRanks(sf, &nr, &rranks, NULL, NULL, NULL)); /* receives from */
+  PetscCall(PetscSFGetLeafRanks(sf, &ns, &sranks, NULL, NULL));       /* sends to */
+  st = (PetscMPIInt)ellr_nccl_connect(c->nccl, ns, sranks, nr, rranks);
+  PetscCall(PetscSFDestroy(&sf));
+  PetscCallMPI(MPIU_Allreduce(&st, &allst, 1, MPI_INT, MPI_MAX, comm));
+  PetscCheck(!allst, PETSC_COMM_SELF, PETSC_ERR_LIB, "NCCL's connection of the ghost exchange's ranks failed (%s); run with -ellr_nccl 0 for MPI's exchange", st ? ellr_last_error() : "on another rank");
+  c->linked = PETSC_TRUE;
+  PetscCall(PetscInfo(A, "petsc-ellr: NCCL connects this rank to %d ranks it sends to and %d it receives from, in its background\n", ns, nr));
 #else
   (void)A;
 #endif

@@ -6,5 +6,6 @@
 
 PETSC_INTERN PetscErrorCode MatELLRHaloMult(Mat, Vec, Vec, Vec, PetscBool *);            /* y = A x (+ z), the exchange overlapped */
 PETSC_INTERN PetscErrorCode MatELLRHaloStart(Mat);                                       /* its set-up, started at creation */
+PETSC_INTERN PetscErrorCode MatELLRHaloConnect(Mat);                                     /* its peers connected, at assembly */
 PETSC_INTERN PetscErrorCode MatELLRCommNCCL(MPI_Comm, ellr_nccl_comm **, PetscBool *); /* its communicator, for reductions */
 #endif

@@ -86,7 +86,11 @@ int ellr_nccl_available(int *version, char *msg, size_t len)
 }
 
 struct ellr_nccl_comm {
-  ncclComm_t comm;
+  ncclComm_t   comm;
+  int          busy;   /* a call still running in NCCL's background (ellr_nccl_connect): settled before the next */
+  cudaStream_t stream; /* the connection's, made at the first */
+  double      *probe;  /* its one-value messages */
+  size_t       nprobe;
 };
 
 ellr_status ellr_nccl_get_id(ellr_nccl_id *id)
@@ -142,6 +146,51 @@ static ncclResult_t nccl_settle(ellr_nccl_comm *comm, ncclResult_t r)
   return r;
 }
 
+/* Every call on a non-blocking communicator starts after the previous one has left NCCL's background (NCCL's rule). */
+static ncclResult_t nccl_idle(ellr_nccl_comm *comm)
+{
+  ncclResult_t r = comm->busy ? nccl_settle(comm, ncclInProgress) : ncclSuccess;
+  comm->busy     = 0;
+  return r;
+}
+
+ellr_status ellr_nccl_connect(ellr_nccl_comm *comm, int nsend, const int *send_ranks, int nrecv, const int *recv_ranks)
+{
+  size_t       need = (size_t)nsend + (size_t)nrecv;
+  ncclResult_t r;
+
+  NCCL_TRY(nccl_idle(comm));
+  if (!need) return ELLR_OK;
+  if (!comm->stream) CU(cudaStreamCreateWithFlags(&comm->stream, cudaStreamNonBlocking));
+  if (need > comm->nprobe) {
+    CU(cudaFree(comm->probe));
+    comm->probe  = NULL;
+    comm->nprobe = 0;
+    CU(cudaMalloc((void **)&comm->probe, sizeof(double) * need));
+    comm->nprobe = need;
+  }
+  CU(cudaMemsetAsync(comm->probe, 0, sizeof(double) * need, comm->stream));
+  NCCL_TRY(nccl.group_start());
+  for (int i = 0; i < nsend; i++) {
+    r = nccl.send(comm->probe + i, 1, ncclDouble, send_ranks[i], comm->comm, comm->stream);
+    if (r != ncclSuccess && r != ncclInProgress) {
+      (void)nccl.group_end();
+      return ellr_error(ELLR_ERR_CUDA, "ncclSend to rank %d failed: %s", send_ranks[i], nccl.error_string(r));
+    }
+  }
+  for (int j = 0; j < nrecv; j++) {
+    r = nccl.recv(comm->probe + nsend + j, 1, ncclDouble, recv_ranks[j], comm->comm, comm->stream);
+    if (r != ncclSuccess && r != ncclInProgress) {
+      (void)nccl.group_end();
+      return ellr_error(ELLR_ERR_CUDA, "ncclRecv from rank %d failed: %s", recv_ranks[j], nccl.error_string(r));
+    }
+  }
+  r = nccl.group_end(); /* a non-blocking communicator connects in NCCL's background: the host goes on */
+  if (r == ncclInProgress) comm->busy = 1;
+  else NCCL_TRY(r);
+  return ELLR_OK;
+}
+
 void ellr_nccl_connect_at_setup(void)
 {
   setenv("NCCL_RUNTIME_CONNECT", "0", 0); /* a value in the environment stays */
@@ -149,6 +198,7 @@ void ellr_nccl_connect_at_setup(void)
 
 ellr_status ellr_nccl_allreduce_sum(ellr_nccl_comm *comm, double *buf, size_t count, void *stream)
 {
+  NCCL_TRY(nccl_idle(comm));
   NCCL_TRY(nccl_settle(comm, nccl.all_reduce(buf, buf, count, ncclDouble, ncclSum, comm->comm, (cudaStream_t)stream)));
   return ELLR_OK;
 }
@@ -156,8 +206,11 @@ ellr_status ellr_nccl_allreduce_sum(ellr_nccl_comm *comm, double *buf, size_t co
 void ellr_nccl_comm_destroy(ellr_nccl_comm *comm, int finalize)
 {
   if (!comm) return;
-  if (finalize && nccl_settle(comm, nccl.comm_finalize(comm->comm)) == ncclSuccess) (void)nccl.comm_destroy(comm->comm);
+  if (finalize && nccl_idle(comm) == ncclSuccess && nccl_settle(comm, nccl.comm_finalize(comm->comm)) == ncclSuccess) (void)nccl.comm_destroy(comm->comm);
   else (void)nccl.comm_abort(comm->comm);
+  if (comm->stream) (void)cudaStreamDestroy(comm->stream);
+  (void)cudaFree(comm->probe);
+  (void)cudaGetLastError();
   free(comm);
 }
 
@@ -181,6 +234,11 @@ ellr_status ellr_nccl_comm_create(int nranks, int rank, const ellr_nccl_id *id, 
 }
 void        ellr_nccl_comm_destroy(ellr_nccl_comm *comm, int finalize) { (void)comm, (void)finalize; }
 void        ellr_nccl_connect_at_setup(void) { }
+ellr_status ellr_nccl_connect(ellr_nccl_comm *comm, int nsend, const int *send_ranks, int nrecv, const int *recv_ranks)
+{
+  (void)comm, (void)nsend, (void)send_ranks, (void)nrecv, (void)recv_ranks;
+  return ellr_error(ELLR_ERR_ARG, "the library was built without NCCL's header (nccl.h)");
+}
 ellr_status ellr_nccl_allreduce_sum(ellr_nccl_comm *comm, double *buf, size_t count, void *stream)
 {
   (void)comm, (void)buf, (void)count, (void)stream;
@@ -276,6 +334,7 @@ ellr_status ellr_halo_begin(ellr_halo *h, ellr_nccl_comm *comm, const double *x,
   int64_t ns = h->send_off[h->nsend], nr = h->recv_off[h->nrecv];
   double *rbuf = h->d_recvbuf ? h->d_recvbuf : ghosts;
 
+  NCCL_TRY(nccl_idle(comm));
   CU(cudaEventRecord(h->ready, (cudaStream_t)stream));
   CU(cudaStreamWaitEvent(h->stream, h->ready, 0));
   if (h->pending) CU(cudaStreamWaitEvent(h->stream, h->consumed, 0)); /* the stream of the last product may differ */
