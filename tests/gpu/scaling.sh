@@ -5,7 +5,8 @@
 #   NPS (default: 1 2 4 up to the GPUs present)
 #   strong: our ex1 7-point 256^3 (16.8M rows), and PETSc's ex45 256^3 for KSPSolve as a user runs it, with PETSc's CG
 #           (ex45) and with the library's loop (ex45loop: -ksp_type cgdevice, its reductions through NCCL on 2+ GPUs);
-#           strongloop: ex1 256^3 with the library's loop, its time per iteration
+#           strongloop: ex1 256^3 with the library's loop, its time per iteration; ex45late (not by default): ex45loop
+#           with NCCL connecting every peer at its first call (-ellr_nccl_connect_at_setup 0), what the early connection saves
 #   weak:   our ex1 7-point with about 8.4M rows per GPU (n = 203, 256, 322 for 1, 2, 4 GPUs)
 #   floor:  ex1 7-point 32^3 on one GPU (the time an iteration costs when nothing is bandwidth-bound: the model's floor)
 #   model inputs: tests/gpu/nccl_pingpong.py (NCCL's latency and bandwidth between two GPUs, same run)
@@ -38,7 +39,7 @@ run() {
   [ "$name" = parts ] && series=strong # the model's inputs go with the strong series
   case " $RUNS " in *" $series "*) ;; *) return 0 ;; esac
   [ "$halo" = host ] && extra="-ellr_nccl 0"
-  case $name in ex45loop | strongloop) extra="$extra -ksp_type cgdevice -ksp_view" ;; esac
+  case $name in ex45loop | strongloop) extra="$extra -ksp_type cgdevice -ksp_view" ;; ex45late) extra="$extra -ksp_type cgdevice -ksp_view -ellr_nccl_connect_at_setup 0" ;; esac
   # ex1's time per iteration is NCCL's exchange from the first product on (-ellr_nccl_wait); ex45 runs as a user runs
   # it: MPI's exchange until NCCL's set-up is done in the background
   [ "${name#ex45}" = "$name" ] && extra="$extra -ellr_nccl_wait"
@@ -60,6 +61,7 @@ for np in $NPS; do
       run ex45 $np $t $h $B/petsc-tutorials/ex45 -da_grid_x 256 -da_grid_y 256 -da_grid_z 256 -dm_mat_type $t -dm_vec_type cuda
       # the loop's reductions need NCCL: no host-staged variant
       [ $h = host ] || run ex45loop $np $t $h $B/petsc-tutorials/ex45 -da_grid_x 256 -da_grid_y 256 -da_grid_z 256 -dm_mat_type $t -dm_vec_type cuda
+      [ $h = host ] || run ex45late $np $t $h $B/petsc-tutorials/ex45 -da_grid_x 256 -da_grid_y 256 -da_grid_z 256 -dm_mat_type $t -dm_vec_type cuda
     done
   done
   # one-GPU row of the weak series is its own problem size

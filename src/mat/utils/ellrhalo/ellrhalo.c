@@ -33,6 +33,7 @@ typedef struct {
   PetscBool       ready;    /* its non-blocking set-up is done on every rank */
   PetscBool       wait;     /* -ellr_nccl_wait: the first product waits for the set-up */
   PetscInt        nwaiting; /* products that used MPI's exchange meanwhile */
+  PetscBool       early;    /* -ellr_nccl_connect_at_setup: peers connected ahead of their first call */
   PetscBool       linked;   /* a matrix's exchange peers connected ahead of its first product (MatELLRHaloConnect) */
 } MatELLRNCCL;
 
@@ -66,7 +67,7 @@ static PetscErrorCode MatELLRNCCLPoll(MPI_Comm comm, MatELLRNCCL *c)
     } else if (!c->wait) {
       c->nwaiting++;
       break;
-    }
+    } else PetscCall(PetscSleep(1e-3)); /* a rank bound to one core leaves it to NCCL's set-up thread meanwhile */
   }
   PetscFunctionReturn(PETSC_SUCCESS);
 }
@@ -130,12 +131,13 @@ static PetscErrorCode MatELLRGetNCCL(MPI_Comm comm, ellr_nccl_comm **nccl)
   PetscOptionsBegin(comm, NULL, "petsc-ellr: the MPI product's ghost exchange", "Mat");
   PetscCall(PetscOptionsBool("-ellr_nccl", "Ghost values GPU to GPU through NCCL where each rank has a GPU of its own (false: MPIAIJ's exchange)", "MatMult", enabled, &enabled, NULL));
   PetscCall(PetscOptionsBool("-ellr_nccl_wait", "The first product (and KSPCGDEVICE's first solve) waits for NCCL's set-up (else MPI's exchange, PETSc's Krylov loop, until it is done)", "MatMult", wait, &wait, NULL));
-  PetscCall(PetscOptionsBool("-ellr_nccl_connect_at_setup", "NCCL connects its collectives' peers in its background set-up, not at their first call (sets NCCL_RUNTIME_CONNECT=0 for the process unless set)", "KSPCGDEVICE", early, &early, NULL));
+  PetscCall(PetscOptionsBool("-ellr_nccl_connect_at_setup", "NCCL connects its peers ahead of their first call: the collectives' in its background set-up (sets NCCL_RUNTIME_CONNECT=0 for the process unless set), the ghost exchange's at the first final assembly after it", "MatMult", early, &early, NULL));
   PetscOptionsEnd();
   PetscCall(MatELLRNCCLWhyNot(comm, enabled, why, sizeof(why)));
   c = (MatELLRNCCL *)calloc(1, sizeof(*c)); /* freed by the attribute's delete function, maybe after PetscFinalize() */
   PetscCheck(c, PETSC_COMM_SELF, PETSC_ERR_MEM, "Out of host memory");
-  c->wait = wait;
+  c->wait  = wait;
+  c->early = early;
   PetscCallMPI(MPI_Comm_set_attr(comm, MatELLRNCCLKeyval, c));
   if (!why[0] && early) ellr_nccl_connect_at_setup(); /* before NCCL's first communicator reads it */
   if (!why[0]) {
@@ -309,7 +311,7 @@ PetscErrorCode MatELLRHaloConnect(Mat A)
   PetscCall(PetscObjectTypeCompare((PetscObject)A, MATMPIAIJCUSPARSE, &cuda));
   if (!cuda || MatELLRBoundToCPU(A) || MatELLRNCCLKeyval == MPI_KEYVAL_INVALID) PetscFunctionReturn(PETSC_SUCCESS);
   PetscCallMPI(MPI_Comm_get_attr(comm, MatELLRNCCLKeyval, &c, &found));
-  if (!found || !c->nccl || c->linked) PetscFunctionReturn(PETSC_SUCCESS);
+  if (!found || !c->nccl || c->linked || !c->early) PetscFunctionReturn(PETSC_SUCCESS);
   products = c->nwaiting; /* a query, not a product with MPI's exchange; never a wait at assembly */
   wait     = c->wait;
   c->wait  = PETSC_FALSE;

@@ -5,6 +5,7 @@
 #include <cuda_runtime.h>
 #include <dlfcn.h>
 #include <mutex>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -137,10 +138,12 @@ int ellr_nccl_comm_ready(ellr_nccl_comm *comm)
   return 1;
 }
 
-/* A non-blocking communicator's call may return while NCCL still enqueues in the background: wait for it. */
+/* A non-blocking communicator's call may return while NCCL still works in the background: wait for it, yielding the
+   processor (a rank bound to one core shares it with NCCL's threads: a busy loop would starve the work it waits for). */
 static ncclResult_t nccl_settle(ellr_nccl_comm *comm, ncclResult_t r)
 {
   while (r == ncclInProgress) {
+    sched_yield();
     if (nccl.get_async_error(comm->comm, &r) != ncclSuccess) return ncclInternalError;
   }
   return r;
