@@ -46,8 +46,8 @@ void        ellr_nccl_comm_destroy(ellr_nccl_comm *comm, int finalize);
    communicator).  Called before any communicator is made. */
 void ellr_nccl_connect_at_setup(void);
 /* Connects this rank to the ranks it will send to and receive from (one value each way), in NCCL's background: NCCL
-   makes a pair's point-to-point connection at their first exchange (0.2-0.27 s on two H100s, doc/performance.md),
-   which this moves off the first product.  The host does not wait; the communicator's next call waits for it.  Every
+   makes a pair's point-to-point connection at their first exchange otherwise, and the first product would wait for it
+   (doc/performance.md, Multiple GPUs).  The host does not wait; the communicator's next call waits for it.  Every
    rank calls it at the same point with the matching pairs (r in my send_ranks iff I am in r's recv_ranks).  Ready
    communicator only. */
 ellr_status ellr_nccl_connect(ellr_nccl_comm *comm, int nsend, const int *send_ranks, int nrecv, const int *recv_ranks);
