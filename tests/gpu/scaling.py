@@ -48,6 +48,10 @@ def parse(path):
     m = re.search(r"Linear solve converged due to \S+ iterations (\d+)", text)
     if m and "its" not in d:
         d["its"] = int(m.group(1))
+    m = re.search(r"NCCL ghost exchange of .*? pack ([0-9.]+), transfer ([0-9.]+), unpack ([0-9.]+); diagonal block ([0-9.]+), "
+                  r"exchange left exposed after it ([0-9.]+), off-diagonal block ([0-9.]+); product ([0-9.]+)", text)
+    if m:
+        d["phases"] = [float(v) for v in m.groups()]
     d["nccl"] = "GPU to GPU through NCCL" in text
     m = re.search(r"iterations run by: ([^;]*);", text)
     d["loop"] = m.group(1) if m else "?"
@@ -128,6 +132,19 @@ for series, label in (("strong", "Strong scaling, ex1 7-point 256^3 (16.8M rows)
             rel = f"{last / base:.2f}" if last and base else ""
             eff = f"{effs:.0%}" if effs else ""
             print(f"| {name(t, h)} | " + " | ".join(row) + f" | {eff} | " + " / ".join(mods) + f" | {rel} |")
+    print()
+
+phased = sorted((k, d["phases"]) for k, d in runs.items() if "phases" in d)
+if phased:
+    print("**Where NCCL's product goes** -- CUDA events at the exchange's phases, mean of 100 products of the first solve, ms, "
+          "each the slowest rank's; the model's t_halo beside (latency + the largest message / bandwidth)\n")
+    print("| series | type | GPUs | pack | transfer | unpack | diagonal block | exposed after it | off-diagonal block | product | model t_halo |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|")
+    for (series, t, h, p), ph in phased:
+        n = 256 if series == "strong" else weakn.get(p, 0)
+        th = (lat + (1 if p == 2 else 2) * n * n * 8 / (bw * 1e9) * 1e6) * 1e-3 if lat and bw else None
+        tail = f"{th:.4f}" if th else "-"
+        print(f"| {series} | {t} | {p} | " + " | ".join(f"{v:.4f}" for v in ph) + f" | {tail} |")
     print()
 
 print("**KSPSolve as a user runs it**, PETSc's ex45 256^3, CG + Jacobi to 1e-6 (the first product's set-up included), s\n")

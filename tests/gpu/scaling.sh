@@ -10,7 +10,8 @@
 #   weak:   our ex1 7-point with about 8.4M rows per GPU (n = 203, 256, 322 for 1, 2, 4 GPUs)
 #   floor:  ex1 7-point 32^3 on one GPU (the time an iteration costs when nothing is bandwidth-bound: the model's floor)
 #   model inputs: tests/gpu/nccl_pingpong.py (NCCL's latency and bandwidth between two GPUs, same run)
-# ex1 runs -solves 2 -timing: the second solve's time per iteration has no one-time work in it.
+# ex1 runs -solves 2 -timing: the second solve's time per iteration has no one-time work in it; with NCCL on 2+ GPUs
+# the first solve times 100 exchanges' phases (-ellr_halo_timeline: the overlap measured, beside the model's parts).
 set -uo pipefail
 OUT=${1:?usage: tests/gpu/scaling.sh OUTDIR [NPS]}
 cd "$(dirname "$0")/../.."
@@ -43,6 +44,8 @@ run() {
   # ex1's time per iteration is NCCL's exchange from the first product on (-ellr_nccl_wait); ex45 runs as a user runs
   # it: MPI's exchange until NCCL's set-up is done in the background
   [ "${name#ex45}" = "$name" ] && extra="$extra -ellr_nccl_wait"
+  # where NCCL's exchange spends a product: 100 products of the first solve timed by events (the second solve untouched)
+  [ "$halo" = nccl ] && [ "$np" -gt 1 ] && case $name in strong | weak) extra="$extra -ellr_halo_timeline 100" ;; esac
   timeout ${SCALING_TIMEOUT:-300} mpiexec --allow-run-as-root --bind-to none -n "$np" "$@" $SOLVE $extra -info :mat,sys > "$OUT/${name}_${t}_${halo}_np$np.log" 2>&1
 }
 variants() { # TYPE NP: the exchange variants of a type

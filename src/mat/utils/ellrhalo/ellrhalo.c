@@ -34,6 +34,7 @@ typedef struct {
   PetscBool       wait;     /* -ellr_nccl_wait: the first product waits for the set-up */
   PetscInt        nwaiting; /* products that used MPI's exchange meanwhile */
   PetscBool       early;    /* -ellr_nccl_connect_at_setup: peers connected ahead of their first call */
+  PetscInt        timeline; /* -ellr_halo_timeline: the exchanges each plan times after its first */
   PetscBool       linked;   /* a matrix's exchange peers connected ahead of its first product (MatELLRHaloConnect) */
 } MatELLRNCCL;
 
@@ -112,6 +113,7 @@ static PetscErrorCode MatELLRGetNCCL(MPI_Comm comm, ellr_nccl_comm **nccl)
   MatELLRNCCL *c;
   PetscMPIInt  found, size, rank, st, lst = 0, allst;
   PetscBool    enabled = PETSC_TRUE, wait = PETSC_FALSE, early = PETSC_TRUE;
+  PetscInt     timeline = 0;
   int          version = 0;
   char         why[256];
   ellr_nccl_id id;
@@ -132,12 +134,14 @@ static PetscErrorCode MatELLRGetNCCL(MPI_Comm comm, ellr_nccl_comm **nccl)
   PetscCall(PetscOptionsBool("-ellr_nccl", "Ghost values GPU to GPU through NCCL where each rank has a GPU of its own (false: MPIAIJ's exchange)", "MatMult", enabled, &enabled, NULL));
   PetscCall(PetscOptionsBool("-ellr_nccl_wait", "The first product (and KSPCGDEVICE's first solve) waits for NCCL's set-up (else MPI's exchange, PETSc's Krylov loop, until it is done)", "MatMult", wait, &wait, NULL));
   PetscCall(PetscOptionsBool("-ellr_nccl_connect_at_setup", "NCCL connects its peers ahead of their first call: the collectives' in its background set-up (sets NCCL_RUNTIME_CONNECT=0 for the process unless set), the ghost exchange's at the first final assembly after it", "MatMult", early, &early, NULL));
+  PetscCall(PetscOptionsInt("-ellr_halo_timeline", "Time the phases of this many NCCL exchanges of each matrix after its first with CUDA events, and print their means (pack, transfer, the diagonal block's product, the exchange it leaves exposed, ...)", "MatMult", timeline, &timeline, NULL));
   PetscOptionsEnd();
   PetscCall(MatELLRNCCLWhyNot(comm, enabled, why, sizeof(why)));
   c = (MatELLRNCCL *)calloc(1, sizeof(*c)); /* freed by the attribute's delete function, maybe after PetscFinalize() */
   PetscCheck(c, PETSC_COMM_SELF, PETSC_ERR_MEM, "Out of host memory");
-  c->wait  = wait;
-  c->early = early;
+  c->wait     = wait;
+  c->early    = early;
+  c->timeline = timeline;
   PetscCallMPI(MPI_Comm_set_attr(comm, MatELLRNCCLKeyval, c));
   if (!why[0] && early) ellr_nccl_connect_at_setup(); /* before NCCL's first communicator reads it */
   if (!why[0]) {
@@ -162,13 +166,51 @@ static PetscErrorCode MatELLRGetNCCL(MPI_Comm comm, ellr_nccl_comm **nccl)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+/* -ellr_halo_timeline of the communicator's record (made by then). */
+static PetscErrorCode MatELLRHaloTimelineAsked(MPI_Comm comm, PetscInt *n)
+{
+  MatELLRNCCL *c;
+  PetscMPIInt  found;
+
+  PetscFunctionBegin;
+  *n = 0;
+  PetscCallMPI(MPI_Comm_get_attr(comm, MatELLRNCCLKeyval, &c, &found));
+  if (found) *n = c->timeline;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 /* One matrix's exchange for one nonzero pattern: the plan and the ghost vector, or none (halo NULL: MPIAIJ's). */
 typedef struct {
   ellr_halo       *halo;
   Vec              ghosts;
   PetscObjectState nzstate, offdiagnzstate;
-  PetscInt64       offdiagid; /* object ids are never reused, unlike addresses */
+  PetscInt64       offdiagid;  /* object ids are never reused, unlike addresses */
+  PetscInt         nexchanges; /* run with this plan (the same count on every rank: each is collective) */
+  PetscInt         timeline;   /* exchanges to time after the first (-ellr_halo_timeline), 0 once reported */
 } MatELLRHaloPlan;
+
+/* The timeline's means over the ranks' slowest (each phase's maximum), printed once. Collective. */
+static PetscErrorCode MatELLRHaloTimelineReport(Mat A, MatELLRHaloPlan *p)
+{
+  ellr_halo_times t;
+  double          v[8], mx[8];
+  int             st = ellr_halo_timeline_read(p->halo, &t);
+  MPI_Comm        comm = PetscObjectComm((PetscObject)A);
+
+  PetscFunctionBegin;
+  v[0] = st < 0 ? 1.0 : 0.0;
+  if (st == 1) {
+    const double m[7] = {t.pack, t.transfer, t.unpack, t.diag, t.exposed, t.offdiag, t.total};
+    for (int k = 0; k < 7; k++) v[k + 1] = m[k] / t.count;
+  } else
+    for (int k = 1; k < 8; k++) v[k] = 0;
+  PetscCallMPI(MPIU_Allreduce(v, mx, 8, MPI_DOUBLE, MPI_MAX, comm));
+  PetscCheck(mx[0] == 0, PETSC_COMM_SELF, PETSC_ERR_LIB, "Reading the exchange's timeline failed (%s); run without -ellr_halo_timeline", st < 0 ? ellr_last_error() : "on another rank");
+  PetscCall(PetscPrintf(comm, "petsc-ellr: NCCL ghost exchange of %s, mean of %" PetscInt_FMT " products after the first, ms, each the slowest rank's: pack %.4f, transfer %.4f, unpack %.4f; diagonal block %.4f, exchange left exposed after it %.4f, off-diagonal block %.4f; product %.4f\n", ((PetscObject)A)->name ? ((PetscObject)A)->name : "a matrix", p->timeline, mx[1], mx[2], mx[3], mx[4], mx[5], mx[6], mx[7]));
+  p->timeline = 0;
+  PetscCall(MatELLRCheckStatus(ellr_halo_timeline_start(p->halo, 0), "The exchange's timeline"));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
 
 static PetscErrorCode MatELLRHaloPlanDestroy(void *ctx) /* ctx: the address of the plan's pointer */
 {
@@ -412,6 +454,7 @@ PetscErrorCode MatELLRHaloMult(Mat A, Vec x, Vec z, Vec y, PetscBool *done)
     p->offdiagid      = ((PetscObject)blk[1])->id;
     p->offdiagnzstate = blk[1]->nonzerostate;
     PetscCall(MatELLRHaloPlanCreate(A, blk[1], garray, applies, p));
+    PetscCall(MatELLRHaloTimelineAsked(PetscObjectComm((PetscObject)A), &p->timeline));
   }
   if (!p->halo) PetscFunctionReturn(PETSC_SUCCESS);
   PetscCheck(applies, PETSC_COMM_SELF, PETSC_ERR_PLIB, "The NCCL exchange was set up for this matrix with the vectors on the GPU; multiply with the matrix's own vectors (MatCreateVecs()) or run with -ellr_nccl 0");
@@ -424,11 +467,15 @@ PetscErrorCode MatELLRHaloMult(Mat A, Vec x, Vec z, Vec y, PetscBool *done)
   PetscCall(VecCUDARestoreArrayRead(x, &ax));
   PetscCall(PetscLogEventEnd(MAT_ELLRHalo, A, x, y, 0));
   perr = MatELLRSeqProduct(blk[0], be[0], x, z, y, PETSC_FALSE); /* while the ghosts move */
-  st   = ellr_halo_end(p->halo, stream);                          /* also after a failed product: x stays read */
+  if (!perr) perr = MatELLRCheckStatus(ellr_halo_mark(p->halo, ELLR_HALO_DIAG_DONE, stream), "The exchange's timeline");
+  st = ellr_halo_end(p->halo, stream); /* also after a failed product: x stays read */
   PetscCall(perr);
   PetscCall(MatELLRCheckStatus(st, "The NCCL ghost exchange"));
   if (blk[1]->cmap->n) PetscCall(MatELLRSeqProduct(blk[1], be[1], p->ghosts, y, y, PETSC_FALSE));
+  PetscCall(MatELLRCheckStatus(ellr_halo_mark(p->halo, ELLR_HALO_OFFDIAG_DONE, stream), "The exchange's timeline"));
   PetscCall(MatELLRCheckStatus(ellr_halo_release(p->halo, stream), "The NCCL ghost exchange"));
+  if (++p->nexchanges == 1 && p->timeline) PetscCall(MatELLRCheckStatus(ellr_halo_timeline_start(p->halo, (int)p->timeline), "The exchange's timeline"));
+  else if (p->timeline && p->nexchanges == p->timeline + 1) PetscCall(MatELLRHaloTimelineReport(A, p));
   *done = PETSC_TRUE;
 #else
   (void)A, (void)x, (void)z, (void)y;

@@ -1,5 +1,6 @@
 /* ellr_halo.cu - the ghost exchange through NCCL (ellr_halo.h): NCCL loaded at run time, pack, grouped send/receive. */
 #include "ellr_halo.h"
+#include "ellr_timeline.h"
 #include "ellr_cuda_util.cuh"
 
 #include <cuda_runtime.h>
@@ -273,7 +274,12 @@ struct ellr_halo {
   cudaStream_t stream;                   /* the exchange's own, non-blocking: PETSc's may be the legacy stream */
   cudaEvent_t  ready, done, consumed; /* x written; ghosts arrived; ghosts read by the last off-diagonal product */
   int          pending;              /* consumed recorded and not yet waited for */
+  ellr_timeline *tl;                 /* the phases' events (ellr_halo_timeline_start), or NULL */
 };
+
+/* The timeline's marks of one exchange: the first on the caller's stream once x is written, three on the exchange's
+   stream, the last two the caller's (ellr_halo_mark). */
+enum { HALO_START, HALO_PACKED, HALO_ARRIVED, HALO_UNPACKED, HALO_NMARKS = 6 };
 
 __global__ static void ellr_halo_pack(int64_t n, const int32_t *__restrict__ idx, const double *__restrict__ x, double *__restrict__ buf)
 {
@@ -338,6 +344,7 @@ ellr_status ellr_halo_begin(ellr_halo *h, ellr_nccl_comm *comm, const double *x,
   double *rbuf = h->d_recvbuf ? h->d_recvbuf : ghosts;
 
   NCCL_TRY(nccl_idle(comm));
+  if (h->tl) TRY(ellr_timeline_mark(h->tl, HALO_START, stream));
   CU(cudaEventRecord(h->ready, (cudaStream_t)stream));
   CU(cudaStreamWaitEvent(h->stream, h->ready, 0));
   if (h->pending) CU(cudaStreamWaitEvent(h->stream, h->consumed, 0)); /* the stream of the last product may differ */
@@ -346,6 +353,7 @@ ellr_status ellr_halo_begin(ellr_halo *h, ellr_nccl_comm *comm, const double *x,
     ellr_halo_pack<<<ellr_halo_blocks(ns), 256, 0, h->stream>>>(ns, h->d_send_idx, x, h->d_sendbuf);
     CU(cudaGetLastError());
   }
+  if (h->tl) TRY(ellr_timeline_mark(h->tl, HALO_PACKED, h->stream));
   NCCL_TRY(nccl.group_start());
   for (int i = 0; i < h->nsend; i++) {
     ncclResult_t r = nccl.send(h->d_sendbuf + h->send_off[i], (size_t)(h->send_off[i + 1] - h->send_off[i]), ncclDouble, h->send_ranks[i], comm->comm, h->stream);
@@ -362,10 +370,12 @@ ellr_status ellr_halo_begin(ellr_halo *h, ellr_nccl_comm *comm, const double *x,
     }
   }
   NCCL_TRY(nccl_settle(comm, nccl.group_end()));
+  if (h->tl) TRY(ellr_timeline_mark(h->tl, HALO_ARRIVED, h->stream));
   if (nr && h->d_recvbuf) {
     ellr_halo_unpack<<<ellr_halo_blocks(nr), 256, 0, h->stream>>>(nr, h->d_recv_slot, h->d_recvbuf, ghosts);
     CU(cudaGetLastError());
   }
+  if (h->tl) TRY(ellr_timeline_mark(h->tl, HALO_UNPACKED, h->stream));
   CU(cudaEventRecord(h->done, h->stream));
   return ELLR_OK;
 #else
@@ -384,12 +394,39 @@ ellr_status ellr_halo_release(ellr_halo *h, void *stream)
 {
   CU(cudaEventRecord(h->consumed, (cudaStream_t)stream));
   h->pending = 1;
+  if (h->tl) (void)ellr_timeline_next(h->tl);
   return ELLR_OK;
+}
+
+ellr_status ellr_halo_timeline_start(ellr_halo *h, int n)
+{
+  ellr_timeline_destroy(h->tl);
+  h->tl = NULL;
+  return n > 0 ? ellr_timeline_create(HALO_NMARKS, n, &h->tl) : ELLR_OK;
+}
+
+ellr_status ellr_halo_mark(ellr_halo *h, ellr_halo_point point, void *stream)
+{
+  if (!h->tl) return ELLR_OK;
+  return ellr_timeline_mark(h->tl, point == ELLR_HALO_DIAG_DONE ? HALO_UNPACKED + 1 : HALO_UNPACKED + 2, stream);
+}
+
+int ellr_halo_timeline_read(ellr_halo *h, ellr_halo_times *t)
+{
+  const int diag = HALO_UNPACKED + 1, off = HALO_UNPACKED + 2;
+  double    late;
+
+  if (!h->tl || ellr_timeline_count(h->tl) == 0) return 0;
+  t->count = ellr_timeline_count(h->tl);
+  if (ellr_timeline_between(h->tl, HALO_START, HALO_PACKED, 0, &t->pack) || ellr_timeline_between(h->tl, HALO_PACKED, HALO_ARRIVED, 0, &t->transfer) || ellr_timeline_between(h->tl, HALO_ARRIVED, HALO_UNPACKED, 0, &t->unpack) || ellr_timeline_between(h->tl, HALO_START, diag, 0, &t->diag) || ellr_timeline_between(h->tl, diag, HALO_UNPACKED, 1, &t->exposed) || ellr_timeline_between(h->tl, diag, off, 0, &late) || ellr_timeline_between(h->tl, HALO_START, off, 0, &t->total)) return -1;
+  t->offdiag = late - t->exposed; /* from the later of the ghosts and the diagonal block's end */
+  return 1;
 }
 
 void ellr_halo_destroy(ellr_halo *h)
 {
   if (!h) return;
+  ellr_timeline_destroy(h->tl);
   if (h->stream) {
     (void)cudaStreamSynchronize(h->stream);
     (void)cudaStreamDestroy(h->stream);

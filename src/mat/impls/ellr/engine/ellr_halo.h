@@ -68,6 +68,21 @@ ellr_status ellr_halo_end(ellr_halo *h, void *stream);
 ellr_status ellr_halo_release(ellr_halo *h, void *stream);
 void        ellr_halo_destroy(ellr_halo *h);
 
+/* The timeline of the next n exchanges (0: none), from CUDA events on the streams that run them (ellr_timeline.h):
+   the caller marks the end of its diagonal block's product (after ellr_halo_begin, on its stream) and of its
+   off-diagonal one (before ellr_halo_release).  ellr_halo_timeline_read() gives, summed over the exchanges timed so
+   far (ms): pack, the NCCL transfer, unpack (the exchange's stream); the diagonal block; how long the ghosts came after
+   it (the exchange not hidden by it); the off-diagonal block from the later of the two; the whole product.  It waits
+   for the timed work; it returns 1 with *t set, 0 with none timed yet, -1 on a CUDA error (ellr_last_error()). */
+typedef enum { ELLR_HALO_DIAG_DONE, ELLR_HALO_OFFDIAG_DONE } ellr_halo_point;
+typedef struct {
+  int    count;
+  double pack, transfer, unpack, diag, exposed, offdiag, total;
+} ellr_halo_times;
+ellr_status ellr_halo_timeline_start(ellr_halo *h, int n);
+ellr_status ellr_halo_mark(ellr_halo *h, ellr_halo_point point, void *stream);
+int         ellr_halo_timeline_read(ellr_halo *h, ellr_halo_times *t);
+
 #ifdef __cplusplus
 }
 #endif
