@@ -44,7 +44,6 @@ typedef struct {
   PetscInt         nown;
   struct _MatOps   base;     /* the base type's operations in the slots of own */
   PetscBool        mpi;      /* an MPI matrix: the storage lives on its blocks */
-  PetscErrorCode (*assembled)(Mat); /* the MPI binding's work after a final assembly (NCCL's connection), or NULL */
   /* AIJ's composed methods that change values or pattern behind the states the storage compares (seq only) */
   PetscErrorCode (*baseretrieve)(Mat);
   PetscErrorCode (*basecolumnindices)(Mat, PetscInt *);
@@ -105,7 +104,7 @@ static inline PetscBool MatELLRIsPELLR(const MatELLRSettings *s)
 
 /* ellrpatch.c: the container, the replaced operations and those common to sequential and MPI matrices */
 PETSC_INTERN PetscErrorCode MatELLRGetData(Mat, Mat_ELLR **);
-PETSC_INTERN PetscErrorCode MatELLRSetOpsTable(PetscBool, PetscBool, const MatELLROp[], PetscInt);
+PETSC_INTERN PetscErrorCode MatELLRSetOpsTable(PetscBool, PetscBool, const MatELLROp[], PetscInt, PetscErrorCode (*)(Mat));
 PETSC_INTERN PetscErrorCode MatELLRAttachOps(Mat, const MatELLRSettings *, const MatELLROp[], PetscInt, Mat_ELLR *, Mat_ELLR **);
 PETSC_INTERN PetscErrorCode MatELLRBaseOp(Mat, Mat_ELLR *, size_t, MatELLROpFn *);
 PETSC_INTERN PetscErrorCode MatDuplicate_ELLR(Mat, MatDuplicateOption, Mat *);

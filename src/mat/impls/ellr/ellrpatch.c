@@ -53,17 +53,30 @@ static PetscBool MatELLRSameOp(MatELLROpFn f, MatELLROpFn g)
 }
 
 /* The tables of the operations each kind of matrix puts over its base's (seq/ellrseq.c, mpi/ellrmpi.c): the recovery
-   after a header merge needs them. */
+   after a header merge needs them.  With each, the kind's work after a final assembly (or NULL): collective, run on
+   every rank at every final assembly of such a matrix, whatever made it (a duplicate, a recovery). */
 static struct {
   const MatELLROp *ops;
   PetscInt         n;
+  PetscErrorCode (*assembled)(Mat);
 } MatELLRTables[2][2];
 
-PetscErrorCode MatELLRSetOpsTable(PetscBool mpi, PetscBool pellr, const MatELLROp own[], PetscInt nown)
+PetscErrorCode MatELLRSetOpsTable(PetscBool mpi, PetscBool pellr, const MatELLROp own[], PetscInt nown, PetscErrorCode (*assembled)(Mat))
 {
   PetscFunctionBegin;
-  MatELLRTables[mpi ? 1 : 0][pellr ? 1 : 0].ops = own;
-  MatELLRTables[mpi ? 1 : 0][pellr ? 1 : 0].n   = nown;
+  MatELLRTables[mpi ? 1 : 0][pellr ? 1 : 0].ops       = own;
+  MatELLRTables[mpi ? 1 : 0][pellr ? 1 : 0].n         = nown;
+  MatELLRTables[mpi ? 1 : 0][pellr ? 1 : 0].assembled = assembled;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* The work of e's kind after a final assembly, found by e's table. */
+static PetscErrorCode MatELLRAssembled(Mat A, Mat_ELLR *e)
+{
+  PetscFunctionBegin;
+  for (PetscInt i = 0; i < 2; i++)
+    for (PetscInt j = 0; j < 2; j++)
+      if (MatELLRTables[i][j].ops == e->own && MatELLRTables[i][j].assembled) PetscCall((*MatELLRTables[i][j].assembled)(A));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -261,7 +274,7 @@ static PetscErrorCode MatAssemblyEnd_ELLR(Mat A, MatAssemblyType type)
   PetscCall(MatELLRBase(A, e, assemblyend, &base));
   if (base) PetscCall((*base)(A, type));
   if (e) PetscCall(MatELLRPatch(A, e, PETSC_FALSE, NULL, &before));
-  if (e && e->assembled && type == MAT_FINAL_ASSEMBLY) PetscCall((*e->assembled)(A));
+  if (e && type == MAT_FINAL_ASSEMBLY) PetscCall(MatELLRAssembled(A, e));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 

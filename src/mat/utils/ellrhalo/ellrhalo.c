@@ -36,6 +36,7 @@ typedef struct {
   PetscBool       early;    /* -ellr_nccl_connect_at_setup: peers connected ahead of their first call */
   PetscInt        timeline; /* -ellr_halo_timeline: the exchanges each plan times after its first */
   PetscBool       linked;   /* a matrix's exchange peers connected ahead of its first product (MatELLRHaloConnect) */
+  PetscBool       connecting; /* ... and that connection not yet agreed done (MatELLRNCCLSettle) */
 } MatELLRNCCL;
 
 static PetscMPIInt MPIAPI MatELLRNCCLDelete(MPI_Comm comm, PetscMPIInt keyval, void *attr, void *extra)
@@ -48,9 +49,10 @@ static PetscMPIInt MPIAPI MatELLRNCCLDelete(MPI_Comm comm, PetscMPIInt keyval, v
   return MPI_SUCCESS;
 }
 
-/* Whether NCCL's set-up is done on every rank (the same answer everywhere); with -ellr_nccl_wait it waits for it.  A
-   set-up that failed anywhere leaves every rank on MPI's exchange. */
-static PetscErrorCode MatELLRNCCLPoll(MPI_Comm comm, MatELLRNCCL *c)
+/* Whether NCCL's set-up is done on every rank (the same answer everywhere), waiting for it where wait is set; count:
+   a product that uses MPI's exchange meanwhile (-info counts them).  A set-up that failed anywhere leaves every rank on
+   MPI's exchange. */
+static PetscErrorCode MatELLRNCCLPoll(MPI_Comm comm, MatELLRNCCL *c, PetscBool wait, PetscBool count)
 {
   PetscMPIInt st, all = 0;
 
@@ -65,10 +67,29 @@ static PetscErrorCode MatELLRNCCLPoll(MPI_Comm comm, MatELLRNCCL *c)
     } else if (all == 1) {
       c->ready = PETSC_TRUE;
       PetscCall(PetscInfo(NULL, "petsc-ellr: NCCL ready after %" PetscInt_FMT " products with MPI's exchange\n", c->nwaiting));
-    } else if (!c->wait) {
-      c->nwaiting++;
+    } else if (!wait) {
+      if (count) c->nwaiting++;
       break;
     } else PetscCall(PetscSleep(1e-3)); /* a rank bound to one core leaves it to NCCL's set-up thread meanwhile */
+  }
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* Agrees on the connection MatELLRHaloConnect() left in NCCL's background, once, where every rank is about to use
+   NCCL: a failure (or no end) anywhere drops NCCL on every rank, and MPI's exchange runs from then on. */
+static PetscErrorCode MatELLRNCCLSettle(MPI_Comm comm, MatELLRNCCL *c)
+{
+  PetscMPIInt st, allst;
+
+  PetscFunctionBegin;
+  if (!c->connecting || !c->nccl) PetscFunctionReturn(PETSC_SUCCESS);
+  c->connecting = PETSC_FALSE;
+  st            = (PetscMPIInt)ellr_nccl_settle(c->nccl);
+  PetscCallMPI(MPIU_Allreduce(&st, &allst, 1, MPI_INT, MPI_MAX, comm));
+  if (allst) {
+    PetscCall(PetscInfo(NULL, "petsc-ellr: NCCL's connection of the exchange's ranks failed (%s): MPI's exchange from now on\n", st ? ellr_last_error() : "on another rank"));
+    ellr_nccl_comm_destroy(c->nccl, 0);
+    c->nccl = NULL;
   }
   PetscFunctionReturn(PETSC_SUCCESS);
 }
@@ -124,7 +145,8 @@ static PetscErrorCode MatELLRGetNCCL(MPI_Comm comm, ellr_nccl_comm **nccl)
   PetscCallMPI(MPI_Comm_get_attr(comm, MatELLRNCCLKeyval, &c, &found));
   if (found && !nccl) PetscFunctionReturn(PETSC_SUCCESS);
   if (found) {
-    PetscCall(MatELLRNCCLPoll(comm, c));
+    PetscCall(MatELLRNCCLPoll(comm, c, c->wait, PETSC_TRUE));
+    if (c->ready) PetscCall(MatELLRNCCLSettle(comm, c));
     *nccl = c->ready ? c->nccl : NULL;
     PetscFunctionReturn(PETSC_SUCCESS);
   }
@@ -161,7 +183,7 @@ static PetscErrorCode MatELLRGetNCCL(MPI_Comm comm, ellr_nccl_comm **nccl)
   if (!why[0]) PetscCall(PetscInfo(NULL, "petsc-ellr: ghost values GPU to GPU through NCCL %d on %d ranks, one GPU each, once its set-up is done (MPI's exchange meanwhile)\n", version, size));
   else PetscCall(PetscInfo(NULL, "petsc-ellr: ghost values staged through the host by MPI (MPIAIJ's exchange): %s\n", why));
   if (!nccl) PetscFunctionReturn(PETSC_SUCCESS);
-  PetscCall(MatELLRNCCLPoll(comm, c));
+  PetscCall(MatELLRNCCLPoll(comm, c, c->wait, PETSC_TRUE));
   *nccl = c->ready ? c->nccl : NULL;
   PetscFunctionReturn(PETSC_SUCCESS);
 }
@@ -334,33 +356,36 @@ PetscErrorCode MatELLRHaloStart(Mat A)
   background while the program goes on (its set-up, the first product's upload), since NCCL makes a pair's
   connection at their first exchange otherwise and the first product waits for it (doc/performance.md).  Once per
   communicator: the first matrix assembled after NCCL is ready names the pairs (a later pattern's new pairs connect at
-  their first exchange).  Collective.
+  their first exchange); until then each final assembly asks every rank whether NCCL is ready (an all-reduce of an
+  int).  The connection's end is agreed where NCCL is next used (MatELLRNCCLSettle()); a failure anywhere leaves every
+  rank on MPI's exchange.  Collective.
 */
 PetscErrorCode MatELLRHaloConnect(Mat A)
 {
   PetscFunctionBegin;
 #if defined(PETSCELLR_HAVE_CUDA) && defined(PETSCELLR_PETSC_HAS_CUDA)
   MatELLRNCCL       *c;
+  Mat_ELLR          *e;
   PetscMPIInt        found, nr, ns, st, allst;
-  PetscBool          cuda, wait;
-  PetscInt           products;
+  PetscBool          cuda;
   Mat                offdiag;
   const PetscInt    *garray;
   const PetscMPIInt *rranks, *sranks;
   PetscSF            sf;
   MPI_Comm           comm = PetscObjectComm((PetscObject)A);
 
+  /* the same answers on every rank: the type, the binding, the settings and the record are collective */
   PetscCall(PetscObjectTypeCompare((PetscObject)A, MATMPIAIJCUSPARSE, &cuda));
-  if (!cuda || MatELLRBoundToCPU(A) || MatELLRNCCLKeyval == MPI_KEYVAL_INVALID) PetscFunctionReturn(PETSC_SUCCESS);
+  PetscCall(MatELLRGetData(A, &e));
+  if (!cuda || !e || MatELLRBoundToCPU(A) || MatELLRNCCLKeyval == MPI_KEYVAL_INVALID) PetscFunctionReturn(PETSC_SUCCESS);
+  if (e->settings.backend == MAT_ELLR_BACKEND_CPU || e->settings.backend == MAT_ELLR_BACKEND_AIJ) PetscFunctionReturn(PETSC_SUCCESS); /* no NCCL products */
   PetscCallMPI(MPI_Comm_get_attr(comm, MatELLRNCCLKeyval, &c, &found));
   if (!found || !c->nccl || c->linked || !c->early) PetscFunctionReturn(PETSC_SUCCESS);
-  products = c->nwaiting; /* a query, not a product with MPI's exchange; never a wait at assembly */
-  wait     = c->wait;
-  c->wait  = PETSC_FALSE;
-  PetscCall(MatELLRNCCLPoll(comm, c));
-  c->wait     = wait;
-  c->nwaiting = products;
-  if (!c->ready) PetscFunctionReturn(PETSC_SUCCESS);
+  PetscCall(MatELLRNCCLPoll(comm, c, PETSC_FALSE, PETSC_FALSE)); /* a query: never a wait at assembly */
+  if (!c->ready || !c->nccl) {
+    if (c->nccl) PetscCall(PetscInfo(A, "petsc-ellr: NCCL's set-up not done at this assembly: the exchange's ranks connect at the first exchange\n"));
+    PetscFunctionReturn(PETSC_SUCCESS);
+  }
   PetscCall(MatMPIAIJGetSeqAIJ(A, NULL, &offdiag, &garray));
   PetscCall(MatELLRHaloSF(A, offdiag->cmap->n, garray, &sf));
   PetscCall(PetscSFGetRootRanks(sf, &nr, &rranks, NULL, NULL, NULL)); /* receives from */
@@ -368,9 +393,15 @@ PetscErrorCode MatELLRHaloConnect(Mat A)
   st = (PetscMPIInt)ellr_nccl_connect(c->nccl, ns, sranks, nr, rranks);
   PetscCall(PetscSFDestroy(&sf));
   PetscCallMPI(MPIU_Allreduce(&st, &allst, 1, MPI_INT, MPI_MAX, comm));
-  PetscCheck(!allst, PETSC_COMM_SELF, PETSC_ERR_LIB, "NCCL's connection of the ghost exchange's ranks failed (%s); run with -ellr_nccl 0 for MPI's exchange", st ? ellr_last_error() : "on another rank");
   c->linked = PETSC_TRUE;
-  PetscCall(PetscInfo(A, "petsc-ellr: NCCL connects this rank to %d ranks it sends to and %d it receives from, in its background\n", ns, nr));
+  if (allst) { /* a peer may wait in NCCL's background for this rank: the abort ends that on every rank */
+    PetscCall(PetscInfo(A, "petsc-ellr: NCCL's connection of the exchange's ranks failed (%s): MPI's exchange from now on\n", st ? ellr_last_error() : "on another rank"));
+    ellr_nccl_comm_destroy(c->nccl, 0);
+    c->nccl = NULL;
+  } else {
+    c->connecting = PETSC_TRUE;
+    PetscCall(PetscInfo(A, "petsc-ellr: NCCL connects this rank to %d ranks it sends to and %d it receives from, in its background\n", ns, nr));
+  }
 #else
   (void)A;
 #endif
@@ -392,16 +423,14 @@ PetscErrorCode MatELLRCommNCCL(MPI_Comm comm, ellr_nccl_comm **nccl, PetscBool *
 #if defined(PETSCELLR_HAVE_CUDA) && defined(PETSCELLR_PETSC_HAS_CUDA)
   MatELLRNCCL *c;
   PetscMPIInt  found;
-  PetscInt     products;
 
   PetscCall(MatELLRGetNCCL(comm, NULL)); /* made, and its set-up started, where no matrix has yet */
   PetscCallMPI(MPI_Comm_get_attr(comm, MatELLRNCCLKeyval, &c, &found));
   PetscCheck(found, comm, PETSC_ERR_PLIB, "The communicator's NCCL record is missing");
-  products = c->nwaiting; /* a query, not a product with MPI's exchange */
-  PetscCall(MatELLRNCCLPoll(comm, c));
-  c->nwaiting = products;
-  *nccl       = c->ready ? c->nccl : NULL;
-  *pending    = (PetscBool)(c->nccl && !c->ready);
+  PetscCall(MatELLRNCCLPoll(comm, c, c->wait, PETSC_FALSE)); /* a query, not a product with MPI's exchange */
+  if (c->ready) PetscCall(MatELLRNCCLSettle(comm, c));
+  *nccl = c->ready ? c->nccl : NULL;
+  *pending = (PetscBool)(c->nccl && !c->ready);
 #else
   (void)comm;
 #endif

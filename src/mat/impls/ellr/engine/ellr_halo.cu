@@ -7,6 +7,7 @@
 #include <dlfcn.h>
 #include <mutex>
 #include <sched.h>
+#include <time.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -89,11 +90,16 @@ int ellr_nccl_available(int *version, char *msg, size_t len)
 
 struct ellr_nccl_comm {
   ncclComm_t   comm;
-  int          busy;   /* a call still running in NCCL's background (ellr_nccl_connect): settled before the next */
-  cudaStream_t stream; /* the connection's, made at the first */
+  cudaStream_t stream; /* ellr_nccl_connect()'s, made at its first call */
   double      *probe;  /* its one-value messages */
   size_t       nprobe;
 };
+
+/* The communicator whose ellr_nccl_connect() may still run in NCCL's background, or NULL.  Process-wide: NCCL's rule is
+   that a non-blocking communicator's next call waits for it, and releases before 2.28 keep a background group's state
+   per thread, so no group on any communicator starts before it is settled (nccl_idle()). */
+static ellr_nccl_comm *nccl_busy;
+static ellr_status     nccl_idle(void);
 
 ellr_status ellr_nccl_get_id(ellr_nccl_id *id)
 {
@@ -113,6 +119,7 @@ ellr_status ellr_nccl_comm_create(int nranks, int rank, const ellr_nccl_id *id, 
   *comm = NULL;
   if (!ellr_nccl_available(NULL, NULL, 0)) return ellr_error(ELLR_ERR_ARG, "%s", nccl.why);
   memcpy(&u, id->bytes, sizeof(u));
+  TRY(nccl_idle());
   if (!(c = (ellr_nccl_comm *)calloc(1, sizeof(*c)))) return ellr_error(ELLR_ERR_MEM, "out of host memory");
   /* non-blocking: the set-up goes on in NCCL's background while the products use MPI's exchange;
      ellr_nccl_comm_ready() says when it is done */
@@ -140,22 +147,42 @@ int ellr_nccl_comm_ready(ellr_nccl_comm *comm)
 }
 
 /* A non-blocking communicator's call may return while NCCL still works in the background: wait for it, yielding the
-   processor (a rank bound to one core shares it with NCCL's threads: a busy loop would starve the work it waits for). */
+   processor and then sleeping a little (a rank bound to one core shares it with NCCL's threads), at most
+   NCCL_SETTLE_SECONDS (a peer that never comes would hang the rank: an error instead). */
+#define NCCL_SETTLE_SECONDS 120
 static ncclResult_t nccl_settle(ellr_nccl_comm *comm, ncclResult_t r)
 {
-  while (r == ncclInProgress) {
-    sched_yield();
+  double t0 = ellr_wall_ms();
+
+  for (long spin = 0; r == ncclInProgress; spin++) {
+    if (spin < 1000) sched_yield();
+    else {
+      struct timespec ns = {0, 50000};
+      nanosleep(&ns, NULL);
+      if (ellr_wall_ms() - t0 > 1e3 * NCCL_SETTLE_SECONDS) return ncclSystemError;
+    }
     if (nccl.get_async_error(comm->comm, &r) != ncclSuccess) return ncclInternalError;
   }
   return r;
 }
 
-/* Every call on a non-blocking communicator starts after the previous one has left NCCL's background (NCCL's rule). */
-static ncclResult_t nccl_idle(ellr_nccl_comm *comm)
+/* Settles nccl_busy before any other NCCL call (the rule above). */
+static ellr_status nccl_idle(void)
 {
-  ncclResult_t r = comm->busy ? nccl_settle(comm, ncclInProgress) : ncclSuccess;
-  comm->busy     = 0;
-  return r;
+  ellr_nccl_comm *c = nccl_busy;
+  ncclResult_t    r;
+
+  if (!c) return ELLR_OK;
+  nccl_busy = NULL;
+  r         = nccl_settle(c, ncclInProgress);
+  if (r == ncclSystemError) return ellr_error(ELLR_ERR_CUDA, "NCCL's background connection of the ghost exchange's ranks did not finish within %d s (a rank missing?)", NCCL_SETTLE_SECONDS);
+  if (r != ncclSuccess) return ellr_error(ELLR_ERR_CUDA, "NCCL's background connection of the ghost exchange's ranks failed: %s", nccl.error_string(r));
+  return ELLR_OK;
+}
+
+ellr_status ellr_nccl_settle(ellr_nccl_comm *comm)
+{
+  return nccl_busy == comm ? nccl_idle() : ELLR_OK;
 }
 
 ellr_status ellr_nccl_connect(ellr_nccl_comm *comm, int nsend, const int *send_ranks, int nrecv, const int *recv_ranks)
@@ -163,7 +190,7 @@ ellr_status ellr_nccl_connect(ellr_nccl_comm *comm, int nsend, const int *send_r
   size_t       need = (size_t)nsend + (size_t)nrecv;
   ncclResult_t r;
 
-  NCCL_TRY(nccl_idle(comm));
+  TRY(nccl_idle());
   if (!need) return ELLR_OK;
   if (!comm->stream) CU(cudaStreamCreateWithFlags(&comm->stream, cudaStreamNonBlocking));
   if (need > comm->nprobe) {
@@ -190,7 +217,7 @@ ellr_status ellr_nccl_connect(ellr_nccl_comm *comm, int nsend, const int *send_r
     }
   }
   r = nccl.group_end(); /* a non-blocking communicator connects in NCCL's background: the host goes on */
-  if (r == ncclInProgress) comm->busy = 1;
+  if (r == ncclInProgress) nccl_busy = comm;
   else NCCL_TRY(r);
   return ELLR_OK;
 }
@@ -202,7 +229,7 @@ void ellr_nccl_connect_at_setup(void)
 
 ellr_status ellr_nccl_allreduce_sum(ellr_nccl_comm *comm, double *buf, size_t count, void *stream)
 {
-  NCCL_TRY(nccl_idle(comm));
+  TRY(nccl_idle());
   NCCL_TRY(nccl_settle(comm, nccl.all_reduce(buf, buf, count, ncclDouble, ncclSum, comm->comm, (cudaStream_t)stream)));
   return ELLR_OK;
 }
@@ -210,7 +237,8 @@ ellr_status ellr_nccl_allreduce_sum(ellr_nccl_comm *comm, double *buf, size_t co
 void ellr_nccl_comm_destroy(ellr_nccl_comm *comm, int finalize)
 {
   if (!comm) return;
-  if (finalize && nccl_idle(comm) == ncclSuccess && nccl_settle(comm, nccl.comm_finalize(comm->comm)) == ncclSuccess) (void)nccl.comm_destroy(comm->comm);
+  if (nccl_busy == comm && !finalize) nccl_busy = NULL; /* the abort below ends its background work */
+  if (finalize && nccl_idle() == ELLR_OK && nccl_settle(comm, nccl.comm_finalize(comm->comm)) == ncclSuccess) (void)nccl.comm_destroy(comm->comm);
   else (void)nccl.comm_abort(comm->comm);
   if (comm->stream) (void)cudaStreamDestroy(comm->stream);
   (void)cudaFree(comm->probe);
@@ -238,6 +266,11 @@ ellr_status ellr_nccl_comm_create(int nranks, int rank, const ellr_nccl_id *id, 
 }
 void        ellr_nccl_comm_destroy(ellr_nccl_comm *comm, int finalize) { (void)comm, (void)finalize; }
 void        ellr_nccl_connect_at_setup(void) { }
+ellr_status ellr_nccl_settle(ellr_nccl_comm *comm)
+{
+  (void)comm;
+  return ELLR_OK;
+}
 ellr_status ellr_nccl_connect(ellr_nccl_comm *comm, int nsend, const int *send_ranks, int nrecv, const int *recv_ranks)
 {
   (void)comm, (void)nsend, (void)send_ranks, (void)nrecv, (void)recv_ranks;
@@ -343,7 +376,7 @@ ellr_status ellr_halo_begin(ellr_halo *h, ellr_nccl_comm *comm, const double *x,
   int64_t ns = h->send_off[h->nsend], nr = h->recv_off[h->nrecv];
   double *rbuf = h->d_recvbuf ? h->d_recvbuf : ghosts;
 
-  NCCL_TRY(nccl_idle(comm));
+  TRY(nccl_idle());
   if (h->tl) TRY(ellr_timeline_mark(h->tl, HALO_START, stream));
   CU(cudaEventRecord(h->ready, (cudaStream_t)stream));
   CU(cudaStreamWaitEvent(h->stream, h->ready, 0));

@@ -51,6 +51,9 @@ void ellr_nccl_connect_at_setup(void);
    rank calls it at the same point with the matching pairs (r in my send_ranks iff I am in r's recv_ranks).  Ready
    communicator only. */
 ellr_status ellr_nccl_connect(ellr_nccl_comm *comm, int nsend, const int *send_ranks, int nrecv, const int *recv_ranks);
+/* Waits for comm's connection still in NCCL's background, if any (every other call does so by itself): its failure,
+   or no end within two minutes, comes back here, where the caller can agree on it with the other ranks. */
+ellr_status ellr_nccl_settle(ellr_nccl_comm *comm);
 /* buf[0..count) summed over the ranks, in place, on stream (stream-ordered, capturable).  Assumed, as PETSc assumes
    of MPI_Allreduce: every rank gets the same bits (NCCL's algorithms reduce each element once and hand the result to
    all); a ready communicator only */

@@ -110,13 +110,11 @@ static PetscErrorCode MatView_MPIELLR(Mat A, PetscViewer viewer)
 /* Attaches the library to an MPIAIJ (MPIAIJCUSPARSE) matrix; its blocks follow at the first product. */
 PetscErrorCode MatELLRAttachMPI(Mat A, const MatELLRSettings *s, Mat_ELLR *src)
 {
-  Mat_ELLR *e;
-
   PetscFunctionBegin;
-  PetscCall(MatELLRSetOpsTable(PETSC_TRUE, PETSC_FALSE, MatELLRMPIOpsELLRT, MAT_ELLR_MPI_NOPS));
-  PetscCall(MatELLRSetOpsTable(PETSC_TRUE, PETSC_TRUE, MatELLRMPIOpsPELLR, MAT_ELLR_MPI_NOPS));
-  PetscCall(MatELLRAttachOps(A, s, MatELLRIsPELLR(s) ? MatELLRMPIOpsPELLR : MatELLRMPIOpsELLRT, MAT_ELLR_MPI_NOPS, src, &e));
-  e->assembled = MatELLRHaloConnect; /* the exchange's pairs connect ahead of the first product */
-  PetscCall(MatELLRHaloStart(A));    /* NCCL's set-up, where it will run, overlaps the assembly instead of the products */
+  /* after a final assembly the exchange's pairs connect, ahead of the first product */
+  PetscCall(MatELLRSetOpsTable(PETSC_TRUE, PETSC_FALSE, MatELLRMPIOpsELLRT, MAT_ELLR_MPI_NOPS, MatELLRHaloConnect));
+  PetscCall(MatELLRSetOpsTable(PETSC_TRUE, PETSC_TRUE, MatELLRMPIOpsPELLR, MAT_ELLR_MPI_NOPS, MatELLRHaloConnect));
+  PetscCall(MatELLRAttachOps(A, s, MatELLRIsPELLR(s) ? MatELLRMPIOpsPELLR : MatELLRMPIOpsELLRT, MAT_ELLR_MPI_NOPS, src, NULL));
+  PetscCall(MatELLRHaloStart(A)); /* NCCL's set-up, where it will run, overlaps the assembly instead of the products */
   PetscFunctionReturn(PETSC_SUCCESS);
 }

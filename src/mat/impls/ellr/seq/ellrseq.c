@@ -132,8 +132,8 @@ PetscErrorCode MatELLRAttachSeq(Mat A, const MatELLRSettings *s, Mat_ELLR *src)
   Mat_ELLR *e;
 
   PetscFunctionBegin;
-  PetscCall(MatELLRSetOpsTable(PETSC_FALSE, PETSC_FALSE, MatELLRSeqOpsELLRT, MAT_ELLR_SEQ_NOPS));
-  PetscCall(MatELLRSetOpsTable(PETSC_FALSE, PETSC_TRUE, MatELLRSeqOpsPELLR, MAT_ELLR_SEQ_NOPS));
+  PetscCall(MatELLRSetOpsTable(PETSC_FALSE, PETSC_FALSE, MatELLRSeqOpsELLRT, MAT_ELLR_SEQ_NOPS, NULL));
+  PetscCall(MatELLRSetOpsTable(PETSC_FALSE, PETSC_TRUE, MatELLRSeqOpsPELLR, MAT_ELLR_SEQ_NOPS, NULL));
   PetscCall(MatELLRAttachOps(A, s, MatELLRIsPELLR(s) ? MatELLRSeqOpsPELLR : MatELLRSeqOpsELLRT, MAT_ELLR_SEQ_NOPS, src, &e));
   PetscCall(MatELLRWrapComposed(A, "MatRetrieveValues_C", (MatELLROpFn)MatRetrieveValues_SeqELLR, (MatELLROpFn *)&e->baseretrieve, src ? (MatELLROpFn)src->baseretrieve : NULL));
   PetscCall(MatELLRWrapComposed(A, "MatSeqAIJSetColumnIndices_C", (MatELLROpFn)MatSeqAIJSetColumnIndices_SeqELLR, (MatELLROpFn *)&e->basecolumnindices, src ? (MatELLROpFn)src->basecolumnindices : NULL));
