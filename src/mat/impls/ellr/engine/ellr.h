@@ -57,7 +57,7 @@ typedef enum {
 /* Test hook: the next call of a stage in this thread fails as a real failure there would (ELLR_ERR_MEM on the host,
    ELLR_ERR_CUDA on the GPU), after the work a real failure could follow (allocations, page-locking), so that tests
    see every error path leave the caller's objects destroyable.  Stages the backend lacks never fire. */
-enum { ELLR_STAGE_NONE = 0, ELLR_STAGE_CREATE, ELLR_STAGE_TUNE, ELLR_STAGE_UPDATE, ELLR_STAGE_DESTROY };
+enum { ELLR_STAGE_NONE = 0, ELLR_STAGE_CREATE, ELLR_STAGE_TUNE, ELLR_STAGE_UPDATE, ELLR_STAGE_DESTROY, ELLR_STAGE_CONNECT /* NCCL's early connection (ellr_halo.h) */ };
 void ellr_test_fail_next(int stage);
 int  ellr_test_failures(void);      /* how many injected failures fired in this thread */
 int  ellr_test_fail_now(int stage); /* for the backends: 1 (once) where the injected stage is this one */

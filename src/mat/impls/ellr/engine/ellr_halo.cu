@@ -219,6 +219,7 @@ ellr_status ellr_nccl_connect(ellr_nccl_comm *comm, int nsend, const int *send_r
   r = nccl.group_end(); /* a non-blocking communicator connects in NCCL's background: the host goes on */
   if (r == ncclInProgress) nccl_busy = comm;
   else NCCL_TRY(r);
+  if (ellr_test_fail_now(ELLR_STAGE_CONNECT)) return ellr_error(ELLR_ERR_CUDA, "the connection failed (injected by the test hook, with its peers' halves under way)");
   return ELLR_OK;
 }
 

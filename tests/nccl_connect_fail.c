@@ -1,0 +1,75 @@
+static char help[] = "NCCL's early connection of the ghost exchange failing on one rank: every rank drops NCCL, no hang, the products right.\n\
+  -n N   the matrix has N rows\n\n";
+/*
+  Run on ranks with a GPU each and NCCL (tests/run.sh's NCCL block).  A first matrix's product waits for NCCL's
+  set-up (-ellr_nccl_wait); the engine is then told to fail the next early connection on the last rank only, after
+  its group was issued, so the other ranks' halves are under way in NCCL's background.  The second matrix's assembly
+  attempts the connection: every rank must leave NCCL together (-info: "MPI's exchange from now on") and the second
+  matrix's products must equal the first's (same values; MPIAIJ's exchange is exact) with the library's storage
+  counting them.  One line on rank 0: "ok ..." or "FAIL ...".
+*/
+#include <petscellr.h>
+#include "ellr.h" /* the engine's test hook */
+
+static PetscInt N = 2000;
+
+static PetscErrorCode Make(Mat *A)
+{
+  PetscInt lo, hi;
+
+  PetscFunctionBeginUser;
+  PetscCall(MatCreate(PETSC_COMM_WORLD, A));
+  PetscCall(MatSetSizes(*A, PETSC_DECIDE, PETSC_DECIDE, N, N));
+  PetscCall(MatSetType(*A, MATELLR));
+  PetscCall(MatSetFromOptions(*A));
+  PetscCall(MatSetUp(*A));
+  PetscCall(MatGetOwnershipRange(*A, &lo, &hi));
+  for (PetscInt i = lo; i < hi; i++) {
+    PetscCall(MatSetValue(*A, i, i, 4.0 + 0.01 * i, INSERT_VALUES));
+    PetscCall(MatSetValue(*A, i, (i + 1) % N, -1.0, INSERT_VALUES));
+    PetscCall(MatSetValue(*A, i, (i + N - 1) % N, -1.0, INSERT_VALUES));
+    PetscCall(MatSetValue(*A, i, (i + N / 2) % N, 0.5, INSERT_VALUES)); /* ghosts from the far rank too */
+  }
+  PetscCall(MatAssemblyBegin(*A, MAT_FINAL_ASSEMBLY));
+  PetscCall(MatAssemblyEnd(*A, MAT_FINAL_ASSEMBLY));
+  PetscFunctionReturn(0);
+}
+
+int main(int argc, char **argv)
+{
+  Mat         A, B;
+  Vec         x, y, z;
+  PetscMPIInt rank, size, fired, allfired;
+  PetscReal   diff, ny;
+  PetscInt    before, after;
+
+  PetscCall(PetscInitialize(&argc, &argv, NULL, help));
+  PetscCall(PetscELLRInitializePackage());
+  PetscCall(PetscOptionsGetInt(NULL, NULL, "-n", &N, NULL));
+  PetscCallMPI(MPI_Comm_rank(PETSC_COMM_WORLD, &rank));
+  PetscCallMPI(MPI_Comm_size(PETSC_COMM_WORLD, &size));
+  PetscCall(Make(&A));
+  PetscCall(MatCreateVecs(A, &x, &y));
+  PetscCall(VecDuplicate(y, &z));
+  PetscCall(VecSetRandom(x, NULL));
+  PetscCall(MatMult(A, x, y)); /* NCCL ready from here (-ellr_nccl_wait) */
+  if (rank == size - 1) ellr_test_fail_next(ELLR_STAGE_CONNECT);
+  PetscCall(Make(&B)); /* its assembly attempts the early connection */
+  PetscCall(MatELLRGetProductCount(B, &before));
+  PetscCall(MatMult(B, x, z));
+  PetscCall(MatMult(B, x, z));
+  PetscCall(MatELLRGetProductCount(B, &after));
+  PetscCall(VecAXPY(z, -1.0, y));
+  PetscCall(VecNorm(z, NORM_INFINITY, &diff));
+  PetscCall(VecNorm(y, NORM_INFINITY, &ny));
+  fired = (PetscMPIInt)ellr_test_failures();
+  PetscCallMPI(MPIU_Allreduce(&fired, &allfired, 1, MPI_INT, MPI_SUM, PETSC_COMM_WORLD));
+  PetscCall(PetscPrintf(PETSC_COMM_WORLD, "%s connection failure on rank %d of %d (fired %d times): products after it differ by %g (of %g), %" PetscInt_FMT " counted by the storage\n", allfired == 1 && diff <= 1e-14 * ny && after > before ? "ok" : "FAIL", size - 1, size, allfired, (double)diff, (double)ny, after - before));
+  PetscCall(VecDestroy(&x));
+  PetscCall(VecDestroy(&y));
+  PetscCall(VecDestroy(&z));
+  PetscCall(MatDestroy(&A));
+  PetscCall(MatDestroy(&B));
+  PetscCall(PetscFinalize());
+  return 0;
+}
