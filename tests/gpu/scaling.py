@@ -77,6 +77,9 @@ for line in read(os.path.join(out, "pingpong.txt")).splitlines():
         except ValueError:
             pass
 lat, bw, red = pp.get("latency_us"), pp.get("bandwidth_GBs"), pp.get("allreduce_us", 5.0)
+if bw is not None and bw <= 0:  # the fit over message sizes failed (times flat or noisy): no model rather than a wrong one
+    print(f"(nccl_pingpong.py's fit gave bandwidth {bw} GB/s: the model is left out)\n")
+    bw = None
 floor = runs.get(("floor", "ellrt", "nccl", 1), {}).get("ms_it")
 parts = runs.get(("parts", "ellrt", "nccl", 1), {})
 tmult1 = parts["MatMult"][1] / parts["MatMult"][0] * 1e3 if "MatMult" in parts and parts["MatMult"][0] else None
