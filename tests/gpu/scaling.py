@@ -165,45 +165,43 @@ for t in TYPES:
         rel = " / ".join(f"{v / ref[p]:.2f}" if v and ref.get(p) else "-" for v, p in zip(vals, nps))
         print(f"| {name(t, h)} | " + " | ".join(cells) + f" | {su} | {rel} |")
 
+def loop_row(series, t, value, ref, label, always):
+    """One row of a table of the library's loop: the values at each GPU count against ref[p], and which loop ran."""
+    vals, ran = [], set()
+    for p in nps:
+        d = runs.get((series, t, "nccl" if t in ("ellrt", "pellr") else "-", p), {})
+        vals.append(value(d))
+        if d:
+            ran.add(d.get("loop", "?"))
+    if not always and not any(vals):
+        return
+    cells = [f"{v:.3f}" if v else "" for v in vals]
+    su = f"{vals[0] / vals[-1]:.2f}x" if vals[0] and vals[-1] else ""
+    rel = " / ".join(f"{v / ref[p]:.2f}" if v and ref.get(p) else "-" for v, p in zip(vals, nps))
+    print(f"| {label} | " + " | ".join(cells) + f" | {su} | {rel} | {', '.join(sorted(ran))} |")
+
+
+def loop_header():
+    print("| type | " + " | ".join(f"{p} GPU{'s' if p > 1 else ''}" for p in nps) + f" | speed-up 1 -> {nps[-1]} | vs PETSc's CG + aijcusparse at each | loop ran |")
+    print("|---|" + "---|" * len(nps) + "---|---|---|")
+
+
 if any(k[0] == "ex45loop" for k in runs):
     print("\n**KSPSolve with the library's loop** (-ksp_type cgdevice: the scalars on the GPU, the reductions summed over "
           "the ranks by NCCL), the same problem, s; against PETSc's CG with aijcusparse at each count\n")
-    print("| type | " + " | ".join(f"{p} GPU{'s' if p > 1 else ''}" for p in nps) + f" | speed-up 1 -> {nps[-1]} | vs PETSc's CG + aijcusparse at each | loop ran |")
-    print("|---|" + "---|" * len(nps) + "---|---|---|")
-    for t, series in [(t, s) for t in TYPES for s in ("ex45loop", "ex45late")]:
-        vals, ran = [], set()
-        for p in nps:
-            d = runs.get((series, t, "nccl" if t in ("ellrt", "pellr") else "-", p), {})
-            vals.append(d.get("KSPSolve", (0, None))[1])
-            if d:
-                ran.add(d.get("loop", "?"))
-        cells = [f"{v:.3f}" if v else "" for v in vals]
-        su = f"{vals[0] / vals[-1]:.2f}x" if vals[0] and vals[-1] else ""
-        rel = " / ".join(f"{v / ref[p]:.2f}" if v and ref.get(p) else "-" for v, p in zip(vals, nps))
-        if series == "ex45late" and not any(vals):
-            continue
-        label = t if series == "ex45loop" else f"{t}, peers connected at their first call"
-        print(f"| {label} | " + " | ".join(cells) + f" | {su} | {rel} | {', '.join(sorted(ran))} |")
+    loop_header()
+    for t in TYPES:
+        solve = lambda d: d.get("KSPSolve", (0, None))[1]
+        loop_row("ex45loop", t, solve, ref, t, True)
+        loop_row("ex45late", t, solve, ref, f"{t}, peers connected at their first call", False)
 
 if any(k[0] == "strongloop" for k in runs):
     print("\n**The library's loop per iteration** (-ksp_type cgdevice), ex1 7-point 256^3, ms per iteration of the second "
           "solve; against PETSc's CG with aijcusparse at each count (the strong series)\n")
-    print("| type | " + " | ".join(f"{p} GPU{'s' if p > 1 else ''}" for p in nps) + f" | speed-up 1 -> {nps[-1]} | vs PETSc's CG + aijcusparse at each | loop ran |")
-    print("|---|" + "---|" * len(nps) + "---|---|---|")
+    loop_header()
     sref = {p: runs.get(("strong", "aijcusparse", "-", p), {}).get("ms_it") for p in nps}
     for t in TYPES:
-        vals, ran = [], set()
-        for p in nps:
-            d = runs.get(("strongloop", t, "nccl" if t in ("ellrt", "pellr") else "-", p), {})
-            vals.append(d.get("ms_it"))
-            if d:
-                ran.add(d.get("loop", "?"))
-        if not any(vals):
-            continue
-        cells = [f"{v:.3f}" if v else "" for v in vals]
-        su = f"{vals[0] / vals[-1]:.2f}x" if vals[0] and vals[-1] else ""
-        rel = " / ".join(f"{v / sref[p]:.2f}" if v and sref.get(p) else "-" for v, p in zip(vals, nps))
-        print(f"| {t} | " + " | ".join(cells) + f" | {su} | {rel} | {', '.join(sorted(ran))} |")
+        loop_row("strongloop", t, lambda d: d.get("ms_it"), sref, t, False)
 
 hosts = sorted({d["why_host"] for k, d in runs.items() if d.get("why_host") and k[2] == "nccl"})
 if hosts:
