@@ -1,12 +1,13 @@
 static char help[] = "NCCL's early connection of the ghost exchange failing on one rank: every rank drops NCCL, no hang, the products right.\n\
   -n N   the matrix has N rows\n\n";
 /*
-  Run on ranks with a GPU each and NCCL (tests/run.sh's NCCL block).  A first matrix's product waits for NCCL's
-  set-up (-ellr_nccl_wait); the engine is then told to fail the next early connection on the last rank only, after
-  its group was issued, so the other ranks' halves are under way in NCCL's background.  The second matrix's assembly
-  attempts the connection: every rank must leave NCCL together (-info: "MPI's exchange from now on") and the second
-  matrix's products must equal the first's (same values; MPIAIJ's exchange is exact) with the library's storage
-  counting them.  One line on rank 0: "ok ..." or "FAIL ...".
+  Run on ranks with a GPU each and NCCL (tests/run.sh's NCCL block).  The engine is told to fail the first early
+  connection on the last rank only, before that rank issues its half, so the other ranks' halves wait for it in
+  NCCL's background.  A first matrix's product waits for NCCL's set-up (-ellr_nccl_wait); the connection is attempted
+  at the first final assembly after it (the second matrix's, or the first's where the set-up was that quick): every
+  rank must leave NCCL together (-info: "MPI's exchange from now on"), and the second matrix's products must equal the
+  first's (same values; the exchanges move values exactly) with the library's storage counting them.  One line on
+  rank 0: "ok ..." or "FAIL ...".
 */
 #include <petscellr.h>
 #include "ellr.h" /* the engine's test hook */
@@ -48,13 +49,13 @@ int main(int argc, char **argv)
   PetscCall(PetscOptionsGetInt(NULL, NULL, "-n", &N, NULL));
   PetscCallMPI(MPI_Comm_rank(PETSC_COMM_WORLD, &rank));
   PetscCallMPI(MPI_Comm_size(PETSC_COMM_WORLD, &size));
+  if (rank == size - 1) ellr_test_fail_next(ELLR_STAGE_CONNECT); /* the first connection attempted: A's or B's */
   PetscCall(Make(&A));
   PetscCall(MatCreateVecs(A, &x, &y));
   PetscCall(VecDuplicate(y, &z));
   PetscCall(VecSetRandom(x, NULL));
   PetscCall(MatMult(A, x, y)); /* NCCL ready from here (-ellr_nccl_wait) */
-  if (rank == size - 1) ellr_test_fail_next(ELLR_STAGE_CONNECT);
-  PetscCall(Make(&B)); /* its assembly attempts the early connection */
+  PetscCall(Make(&B));         /* an assembly after it: the connection, where A's did not attempt it */
   PetscCall(MatELLRGetProductCount(B, &before));
   PetscCall(MatMult(B, x, z));
   PetscCall(MatMult(B, x, z));

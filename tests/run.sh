@@ -627,7 +627,7 @@ else PT_OK=0; tail -n +2 "$PTLOG" >"$PTLOG.rest"; Q=1 fail petsc_tutorials_build
       t_grep "nccl_connect_at_assembly_np$np" "NCCL connects this rank to [0-9]+ ranks it sends to && checks, 0 failed" -- $MPIEXEC -n $np "$DIFF" -group prealloc -cases band -ellr_nccl_wait -info :mat $ENGINE
       # the early connection failing on one rank (the engine's test hook): every rank leaves NCCL together, no hang, the
       # products right on MPI's exchange
-      t_grep "nccl_connect_failure_falls_back_np$np" "^ok connection failure && connection of the exchange's ranks failed .*MPI's exchange from now on" -- $MPIEXEC -n $np "$BUILD/tests/nccl_connect_fail" -ellr_nccl_wait -info :mat
+      t_grep "nccl_connect_failure_falls_back_np$np" "^ok connection failure && connection of the exchange's ranks failed .*MPI's exchange from now on" -- $MPIEXEC -n $np "$BUILD/tests/nccl_connect_fail" -ellr_nccl_wait -info :mat,sys
       # the exchange's timeline (CUDA events at its phases): printed once, after the products it times
       t_grep "nccl_halo_timeline_np$np" "NCCL ghost exchange of .* mean of 20 products after the first, .* product [0-9]+[.][0-9]+ && KSP iterations: [0-9]+ \(CONVERGED_RTOL\)" -- $MPIEXEC -n $np "$EX1" -mat_type ellrt -n 40 -ksp_type cg -pc_type jacobi -ellr_nccl_wait -ellr_halo_timeline 20
       # the Krylov loops with one GPU per rank: every reduction summed over the ranks by NCCL on the GPU, the host

@@ -44,7 +44,7 @@ static PetscMPIInt MPIAPI MatELLRNCCLDelete(MPI_Comm comm, PetscMPIInt keyval, v
   MatELLRNCCL *c = (MatELLRNCCL *)attr;
 
   (void)comm, (void)keyval, (void)extra;
-  ellr_nccl_comm_destroy(c->nccl, (int)c->ready); /* ready: agreed by every rank */
+  ellr_nccl_comm_destroy(c->nccl, (int)(c->ready && !c->connecting)); /* agreed by every rank, with the connection */
   free(c);
   return MPI_SUCCESS;
 }
@@ -156,7 +156,7 @@ static PetscErrorCode MatELLRGetNCCL(MPI_Comm comm, ellr_nccl_comm **nccl)
   PetscCall(PetscOptionsBool("-ellr_nccl", "Ghost values GPU to GPU through NCCL where each rank has a GPU of its own (false: MPIAIJ's exchange)", "MatMult", enabled, &enabled, NULL));
   PetscCall(PetscOptionsBool("-ellr_nccl_wait", "The first product (and KSPCGDEVICE's first solve) waits for NCCL's set-up (else MPI's exchange, PETSc's Krylov loop, until it is done)", "MatMult", wait, &wait, NULL));
   PetscCall(PetscOptionsBool("-ellr_nccl_connect_at_setup", "NCCL connects its peers ahead of their first call: the collectives' in its background set-up (sets NCCL_RUNTIME_CONNECT=0 for the process unless set), the ghost exchange's at the first final assembly after it", "MatMult", early, &early, NULL));
-  PetscCall(PetscOptionsInt("-ellr_halo_timeline", "Time the phases of this many NCCL exchanges of each matrix after its first with CUDA events, and print their means (pack, transfer, the diagonal block's product, the exchange it leaves exposed, ...)", "MatMult", timeline, &timeline, NULL));
+  PetscCall(PetscOptionsBoundedInt("-ellr_halo_timeline", "Time the phases of this many NCCL exchanges of each matrix after its first with CUDA events, and print their means (pack, transfer, the diagonal block's product, the exchange it leaves exposed, ...)", "MatMult", timeline, &timeline, NULL, 0));
   PetscOptionsEnd();
   PetscCall(MatELLRNCCLWhyNot(comm, enabled, why, sizeof(why)));
   c = (MatELLRNCCL *)calloc(1, sizeof(*c)); /* freed by the attribute's delete function, maybe after PetscFinalize() */
@@ -211,26 +211,27 @@ typedef struct {
   PetscInt         timeline;   /* exchanges to time after the first (-ellr_halo_timeline), 0 once reported */
 } MatELLRHaloPlan;
 
-/* The timeline's means over the ranks' slowest (each phase's maximum), printed once. Collective. */
+/* The timeline's means, each phase's slowest rank, printed once (or why there are none). Collective. */
 static PetscErrorCode MatELLRHaloTimelineReport(Mat A, MatELLRHaloPlan *p)
 {
   ellr_halo_times t;
-  double          v[8], mx[8];
-  int             st = ellr_halo_timeline_read(p->halo, &t);
+  double          v[8] = {0}, mx[8];
+  int             st;
+  const char     *name = ((PetscObject)A)->name ? ((PetscObject)A)->name : "a matrix";
   MPI_Comm        comm = PetscObjectComm((PetscObject)A);
 
   PetscFunctionBegin;
-  v[0] = st < 0 ? 1.0 : 0.0;
+  st   = ellr_halo_timeline_read(p->halo, &t);
+  v[0] = st == 1 ? 0.0 : 1.0;
   if (st == 1) {
     const double m[7] = {t.pack, t.transfer, t.unpack, t.diag, t.exposed, t.offdiag, t.total};
     for (int k = 0; k < 7; k++) v[k + 1] = m[k] / t.count;
-  } else
-    for (int k = 1; k < 8; k++) v[k] = 0;
+  }
   PetscCallMPI(MPIU_Allreduce(v, mx, 8, MPI_DOUBLE, MPI_MAX, comm));
-  PetscCheck(mx[0] == 0, PETSC_COMM_SELF, PETSC_ERR_LIB, "Reading the exchange's timeline failed (%s); run without -ellr_halo_timeline", st < 0 ? ellr_last_error() : "on another rank");
-  PetscCall(PetscPrintf(comm, "petsc-ellr: NCCL ghost exchange of %s, mean of %" PetscInt_FMT " products after the first, ms, each the slowest rank's: pack %.4f, transfer %.4f, unpack %.4f; diagonal block %.4f, exchange left exposed after it %.4f, off-diagonal block %.4f; product %.4f\n", ((PetscObject)A)->name ? ((PetscObject)A)->name : "a matrix", p->timeline, mx[1], mx[2], mx[3], mx[4], mx[5], mx[6], mx[7]));
+  if (mx[0] != 0) PetscCall(PetscPrintf(comm, "petsc-ellr: the NCCL ghost exchange's timeline of %s could not be recorded on every rank (%s)\n", name, st < 0 ? ellr_last_error() : "its CUDA events"));
+  else PetscCall(PetscPrintf(comm, "petsc-ellr: NCCL ghost exchange of %s, mean of %" PetscInt_FMT " products after the first, ms, each the slowest rank's: pack %.4f, transfer %.4f, unpack %.4f; diagonal block %.4f, exchange left exposed after it %.4f, off-diagonal block %.4f; product %.4f (pack includes the wait for x, transfer the wait for the peers)\n", name, p->timeline, mx[1], mx[2], mx[3], mx[4], mx[5], mx[6], mx[7]));
   p->timeline = 0;
-  PetscCall(MatELLRCheckStatus(ellr_halo_timeline_start(p->halo, 0), "The exchange's timeline"));
+  (void)ellr_halo_timeline_start(p->halo, 0); /* frees the events; cannot fail */
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -496,14 +497,16 @@ PetscErrorCode MatELLRHaloMult(Mat A, Vec x, Vec z, Vec y, PetscBool *done)
   PetscCall(VecCUDARestoreArrayRead(x, &ax));
   PetscCall(PetscLogEventEnd(MAT_ELLRHalo, A, x, y, 0));
   perr = MatELLRSeqProduct(blk[0], be[0], x, z, y, PETSC_FALSE); /* while the ghosts move */
-  if (!perr) perr = MatELLRCheckStatus(ellr_halo_mark(p->halo, ELLR_HALO_DIAG_DONE, stream), "The exchange's timeline");
+  if (!perr) ellr_halo_mark(p->halo, ELLR_HALO_DIAG_DONE, stream);
   st = ellr_halo_end(p->halo, stream); /* also after a failed product: x stays read */
   PetscCall(perr);
   PetscCall(MatELLRCheckStatus(st, "The NCCL ghost exchange"));
   if (blk[1]->cmap->n) PetscCall(MatELLRSeqProduct(blk[1], be[1], p->ghosts, y, y, PETSC_FALSE));
-  PetscCall(MatELLRCheckStatus(ellr_halo_mark(p->halo, ELLR_HALO_OFFDIAG_DONE, stream), "The exchange's timeline"));
+  ellr_halo_mark(p->halo, ELLR_HALO_OFFDIAG_DONE, stream);
   PetscCall(MatELLRCheckStatus(ellr_halo_release(p->halo, stream), "The NCCL ghost exchange"));
-  if (++p->nexchanges == 1 && p->timeline) PetscCall(MatELLRCheckStatus(ellr_halo_timeline_start(p->halo, (int)p->timeline), "The exchange's timeline"));
+  /* a timeline that cannot be made on a rank leaves its exchanges untimed there (the report says so): no error here,
+     where the other ranks would go on to the next exchange */
+  if (++p->nexchanges == 1 && p->timeline) (void)ellr_halo_timeline_start(p->halo, (int)PetscMin(p->timeline, 1 << 20));
   else if (p->timeline && p->nexchanges == p->timeline + 1) PetscCall(MatELLRHaloTimelineReport(A, p));
   *done = PETSC_TRUE;
 #else

@@ -93,13 +93,15 @@ struct ellr_nccl_comm {
   cudaStream_t stream; /* ellr_nccl_connect()'s, made at its first call */
   double      *probe;  /* its one-value messages */
   size_t       nprobe;
+  ncclResult_t linked;   /* how the connection ended in NCCL's background (ncclSuccess before one) */
+  int          overdue;  /* ... or that it did not end within NCCL_SETTLE_SECONDS */
 };
 
 /* The communicator whose ellr_nccl_connect() may still run in NCCL's background, or NULL.  Process-wide: NCCL's rule is
    that a non-blocking communicator's next call waits for it, and releases before 2.28 keep a background group's state
    per thread, so no group on any communicator starts before it is settled (nccl_idle()). */
 static ellr_nccl_comm *nccl_busy;
-static ellr_status     nccl_idle(void);
+static void            nccl_idle(void);
 
 ellr_status ellr_nccl_get_id(ellr_nccl_id *id)
 {
@@ -119,7 +121,7 @@ ellr_status ellr_nccl_comm_create(int nranks, int rank, const ellr_nccl_id *id, 
   *comm = NULL;
   if (!ellr_nccl_available(NULL, NULL, 0)) return ellr_error(ELLR_ERR_ARG, "%s", nccl.why);
   memcpy(&u, id->bytes, sizeof(u));
-  TRY(nccl_idle());
+  nccl_idle();
   if (!(c = (ellr_nccl_comm *)calloc(1, sizeof(*c)))) return ellr_error(ELLR_ERR_MEM, "out of host memory");
   /* non-blocking: the set-up goes on in NCCL's background while the products use MPI's exchange;
      ellr_nccl_comm_ready() says when it is done */
@@ -148,9 +150,9 @@ int ellr_nccl_comm_ready(ellr_nccl_comm *comm)
 
 /* A non-blocking communicator's call may return while NCCL still works in the background: wait for it, yielding the
    processor and then sleeping a little (a rank bound to one core shares it with NCCL's threads), at most
-   NCCL_SETTLE_SECONDS (a peer that never comes would hang the rank: an error instead). */
+   NCCL_SETTLE_SECONDS where *overdue is given (a peer that never comes would hang the rank: *overdue set instead). */
 #define NCCL_SETTLE_SECONDS 120
-static ncclResult_t nccl_settle(ellr_nccl_comm *comm, ncclResult_t r)
+static ncclResult_t nccl_settle_within(ellr_nccl_comm *comm, ncclResult_t r, int *overdue)
 {
   double t0 = ellr_wall_ms();
 
@@ -159,30 +161,50 @@ static ncclResult_t nccl_settle(ellr_nccl_comm *comm, ncclResult_t r)
     else {
       struct timespec ns = {0, 50000};
       nanosleep(&ns, NULL);
-      if (ellr_wall_ms() - t0 > 1e3 * NCCL_SETTLE_SECONDS) return ncclSystemError;
+      if (overdue && ellr_wall_ms() - t0 > 1e3 * NCCL_SETTLE_SECONDS) {
+        *overdue = 1;
+        return ncclInProgress;
+      }
     }
     if (nccl.get_async_error(comm->comm, &r) != ncclSuccess) return ncclInternalError;
   }
   return r;
 }
 
-/* Settles nccl_busy before any other NCCL call (the rule above). */
-static ellr_status nccl_idle(void)
+static ncclResult_t nccl_settle(ellr_nccl_comm *comm, ncclResult_t r)
+{
+  return nccl_settle_within(comm, r, NULL);
+}
+
+/* Waits for nccl_busy's connection before any other NCCL call (the rule above) and keeps its outcome in that
+   communicator (ellr_nccl_settle() reports it): a call on another communicator never fails for it. */
+static void nccl_idle(void)
 {
   ellr_nccl_comm *c = nccl_busy;
-  ncclResult_t    r;
 
-  if (!c) return ELLR_OK;
+  if (!c) return;
   nccl_busy = NULL;
-  r         = nccl_settle(c, ncclInProgress);
-  if (r == ncclSystemError) return ellr_error(ELLR_ERR_CUDA, "NCCL's background connection of the ghost exchange's ranks did not finish within %d s (a rank missing?)", NCCL_SETTLE_SECONDS);
-  if (r != ncclSuccess) return ellr_error(ELLR_ERR_CUDA, "NCCL's background connection of the ghost exchange's ranks failed: %s", nccl.error_string(r));
+  c->linked = nccl_settle_within(c, ncclInProgress, &c->overdue);
+}
+
+/* The outcome of comm's connection, once settled: an error where it failed or did not end. */
+static ellr_status nccl_linked(ellr_nccl_comm *comm)
+{
+  if (comm->overdue) return ellr_error(ELLR_ERR_CUDA, "NCCL's background connection of the ghost exchange's ranks did not end within %d s (a rank missing?)", NCCL_SETTLE_SECONDS);
+  if (comm->linked != ncclSuccess) return ellr_error(ELLR_ERR_CUDA, "NCCL's background connection of the ghost exchange's ranks failed: %s", nccl.error_string(comm->linked));
   return ELLR_OK;
+}
+
+/* A group whose enqueueing failed is closed; its rest may still run in NCCL's background. */
+static void nccl_group_abandon(ellr_nccl_comm *comm)
+{
+  if (nccl.group_end() == ncclInProgress) nccl_busy = comm;
 }
 
 ellr_status ellr_nccl_settle(ellr_nccl_comm *comm)
 {
-  return nccl_busy == comm ? nccl_idle() : ELLR_OK;
+  if (nccl_busy == comm) nccl_idle();
+  return nccl_linked(comm);
 }
 
 ellr_status ellr_nccl_connect(ellr_nccl_comm *comm, int nsend, const int *send_ranks, int nrecv, const int *recv_ranks)
@@ -190,7 +212,8 @@ ellr_status ellr_nccl_connect(ellr_nccl_comm *comm, int nsend, const int *send_r
   size_t       need = (size_t)nsend + (size_t)nrecv;
   ncclResult_t r;
 
-  TRY(nccl_idle());
+  nccl_idle();
+  TRY(nccl_linked(comm));
   if (!need) return ELLR_OK;
   if (!comm->stream) CU(cudaStreamCreateWithFlags(&comm->stream, cudaStreamNonBlocking));
   if (need > comm->nprobe) {
@@ -201,25 +224,26 @@ ellr_status ellr_nccl_connect(ellr_nccl_comm *comm, int nsend, const int *send_r
     comm->nprobe = need;
   }
   CU(cudaMemsetAsync(comm->probe, 0, sizeof(double) * need, comm->stream));
+  /* the test hook fails here, where a real failure would (no half of this rank's issued: its peers' wait for it) */
+  if (ellr_test_fail_now(ELLR_STAGE_CONNECT)) return ellr_error(ELLR_ERR_CUDA, "the connection failed (injected by the test hook, before this rank's half was issued)");
   NCCL_TRY(nccl.group_start());
   for (int i = 0; i < nsend; i++) {
     r = nccl.send(comm->probe + i, 1, ncclDouble, send_ranks[i], comm->comm, comm->stream);
     if (r != ncclSuccess && r != ncclInProgress) {
-      (void)nccl.group_end();
+      nccl_group_abandon(comm);
       return ellr_error(ELLR_ERR_CUDA, "ncclSend to rank %d failed: %s", send_ranks[i], nccl.error_string(r));
     }
   }
   for (int j = 0; j < nrecv; j++) {
     r = nccl.recv(comm->probe + nsend + j, 1, ncclDouble, recv_ranks[j], comm->comm, comm->stream);
     if (r != ncclSuccess && r != ncclInProgress) {
-      (void)nccl.group_end();
+      nccl_group_abandon(comm);
       return ellr_error(ELLR_ERR_CUDA, "ncclRecv from rank %d failed: %s", recv_ranks[j], nccl.error_string(r));
     }
   }
   r = nccl.group_end(); /* a non-blocking communicator connects in NCCL's background: the host goes on */
   if (r == ncclInProgress) nccl_busy = comm;
   else NCCL_TRY(r);
-  if (ellr_test_fail_now(ELLR_STAGE_CONNECT)) return ellr_error(ELLR_ERR_CUDA, "the connection failed (injected by the test hook, with its peers' halves under way)");
   return ELLR_OK;
 }
 
@@ -230,7 +254,8 @@ void ellr_nccl_connect_at_setup(void)
 
 ellr_status ellr_nccl_allreduce_sum(ellr_nccl_comm *comm, double *buf, size_t count, void *stream)
 {
-  TRY(nccl_idle());
+  nccl_idle();
+  TRY(nccl_linked(comm));
   NCCL_TRY(nccl_settle(comm, nccl.all_reduce(buf, buf, count, ncclDouble, ncclSum, comm->comm, (cudaStream_t)stream)));
   return ELLR_OK;
 }
@@ -239,7 +264,8 @@ void ellr_nccl_comm_destroy(ellr_nccl_comm *comm, int finalize)
 {
   if (!comm) return;
   if (nccl_busy == comm && !finalize) nccl_busy = NULL; /* the abort below ends its background work */
-  if (finalize && nccl_idle() == ELLR_OK && nccl_settle(comm, nccl.comm_finalize(comm->comm)) == ncclSuccess) (void)nccl.comm_destroy(comm->comm);
+  if (finalize) nccl_idle(); /* finalize: agreed by every rank with the connection's outcome (the caller's rule) */
+  if (finalize && nccl_settle(comm, nccl.comm_finalize(comm->comm)) == ncclSuccess) (void)nccl.comm_destroy(comm->comm);
   else (void)nccl.comm_abort(comm->comm);
   if (comm->stream) (void)cudaStreamDestroy(comm->stream);
   (void)cudaFree(comm->probe);
@@ -313,7 +339,7 @@ struct ellr_halo {
 
 /* The timeline's marks of one exchange: the first on the caller's stream once x is written, three on the exchange's
    stream, the last two the caller's (ellr_halo_mark). */
-enum { HALO_START, HALO_PACKED, HALO_ARRIVED, HALO_UNPACKED, HALO_NMARKS = 6 };
+enum { HALO_START, HALO_PACKED, HALO_ARRIVED, HALO_UNPACKED, HALO_DIAG, HALO_OFFDIAG, HALO_NMARKS };
 
 __global__ static void ellr_halo_pack(int64_t n, const int32_t *__restrict__ idx, const double *__restrict__ x, double *__restrict__ buf)
 {
@@ -377,8 +403,9 @@ ellr_status ellr_halo_begin(ellr_halo *h, ellr_nccl_comm *comm, const double *x,
   int64_t ns = h->send_off[h->nsend], nr = h->recv_off[h->nrecv];
   double *rbuf = h->d_recvbuf ? h->d_recvbuf : ghosts;
 
-  TRY(nccl_idle());
-  if (h->tl) TRY(ellr_timeline_mark(h->tl, HALO_START, stream));
+  nccl_idle();
+  TRY(nccl_linked(comm));
+  if (h->tl) ellr_timeline_mark(h->tl, HALO_START, stream);
   CU(cudaEventRecord(h->ready, (cudaStream_t)stream));
   CU(cudaStreamWaitEvent(h->stream, h->ready, 0));
   if (h->pending) CU(cudaStreamWaitEvent(h->stream, h->consumed, 0)); /* the stream of the last product may differ */
@@ -387,29 +414,29 @@ ellr_status ellr_halo_begin(ellr_halo *h, ellr_nccl_comm *comm, const double *x,
     ellr_halo_pack<<<ellr_halo_blocks(ns), 256, 0, h->stream>>>(ns, h->d_send_idx, x, h->d_sendbuf);
     CU(cudaGetLastError());
   }
-  if (h->tl) TRY(ellr_timeline_mark(h->tl, HALO_PACKED, h->stream));
+  if (h->tl) ellr_timeline_mark(h->tl, HALO_PACKED, h->stream);
   NCCL_TRY(nccl.group_start());
   for (int i = 0; i < h->nsend; i++) {
     ncclResult_t r = nccl.send(h->d_sendbuf + h->send_off[i], (size_t)(h->send_off[i + 1] - h->send_off[i]), ncclDouble, h->send_ranks[i], comm->comm, h->stream);
     if (r != ncclSuccess && r != ncclInProgress) { /* inside a group the calls only queue */
-      (void)nccl.group_end();
+      nccl_group_abandon(comm);
       return ellr_error(ELLR_ERR_CUDA, "ncclSend to rank %d failed: %s", h->send_ranks[i], nccl.error_string(r));
     }
   }
   for (int j = 0; j < h->nrecv; j++) {
     ncclResult_t r = nccl.recv(rbuf + h->recv_off[j], (size_t)(h->recv_off[j + 1] - h->recv_off[j]), ncclDouble, h->recv_ranks[j], comm->comm, h->stream);
     if (r != ncclSuccess && r != ncclInProgress) {
-      (void)nccl.group_end();
+      nccl_group_abandon(comm);
       return ellr_error(ELLR_ERR_CUDA, "ncclRecv from rank %d failed: %s", h->recv_ranks[j], nccl.error_string(r));
     }
   }
   NCCL_TRY(nccl_settle(comm, nccl.group_end()));
-  if (h->tl) TRY(ellr_timeline_mark(h->tl, HALO_ARRIVED, h->stream));
+  if (h->tl) ellr_timeline_mark(h->tl, HALO_ARRIVED, h->stream);
   if (nr && h->d_recvbuf) {
     ellr_halo_unpack<<<ellr_halo_blocks(nr), 256, 0, h->stream>>>(nr, h->d_recv_slot, h->d_recvbuf, ghosts);
     CU(cudaGetLastError());
   }
-  if (h->tl) TRY(ellr_timeline_mark(h->tl, HALO_UNPACKED, h->stream));
+  if (h->tl) ellr_timeline_mark(h->tl, HALO_UNPACKED, h->stream);
   CU(cudaEventRecord(h->done, h->stream));
   return ELLR_OK;
 #else
@@ -434,25 +461,31 @@ ellr_status ellr_halo_release(ellr_halo *h, void *stream)
 
 ellr_status ellr_halo_timeline_start(ellr_halo *h, int n)
 {
+  ellr_status st;
+
   ellr_timeline_destroy(h->tl);
   h->tl = NULL;
-  return n > 0 ? ellr_timeline_create(HALO_NMARKS, n, &h->tl) : ELLR_OK;
+  if (n <= 0) return ELLR_OK;
+  st = ellr_timeline_create(HALO_NMARKS, n, &h->tl);
+  if (st) {
+    ellr_timeline_destroy(h->tl); /* no half-made timeline: the exchanges run untimed */
+    h->tl = NULL;
+  }
+  return st;
 }
 
-ellr_status ellr_halo_mark(ellr_halo *h, ellr_halo_point point, void *stream)
+void ellr_halo_mark(ellr_halo *h, ellr_halo_point point, void *stream)
 {
-  if (!h->tl) return ELLR_OK;
-  return ellr_timeline_mark(h->tl, point == ELLR_HALO_DIAG_DONE ? HALO_UNPACKED + 1 : HALO_UNPACKED + 2, stream);
+  if (h->tl) ellr_timeline_mark(h->tl, point == ELLR_HALO_DIAG_DONE ? HALO_DIAG : HALO_OFFDIAG, stream);
 }
 
 int ellr_halo_timeline_read(ellr_halo *h, ellr_halo_times *t)
 {
-  const int diag = HALO_UNPACKED + 1, off = HALO_UNPACKED + 2;
-  double    late;
+  double late;
 
   if (!h->tl || ellr_timeline_count(h->tl) == 0) return 0;
   t->count = ellr_timeline_count(h->tl);
-  if (ellr_timeline_between(h->tl, HALO_START, HALO_PACKED, 0, &t->pack) || ellr_timeline_between(h->tl, HALO_PACKED, HALO_ARRIVED, 0, &t->transfer) || ellr_timeline_between(h->tl, HALO_ARRIVED, HALO_UNPACKED, 0, &t->unpack) || ellr_timeline_between(h->tl, HALO_START, diag, 0, &t->diag) || ellr_timeline_between(h->tl, diag, HALO_UNPACKED, 1, &t->exposed) || ellr_timeline_between(h->tl, diag, off, 0, &late) || ellr_timeline_between(h->tl, HALO_START, off, 0, &t->total)) return -1;
+  if (ellr_timeline_between(h->tl, HALO_START, HALO_PACKED, 0, &t->pack) || ellr_timeline_between(h->tl, HALO_PACKED, HALO_ARRIVED, 0, &t->transfer) || ellr_timeline_between(h->tl, HALO_ARRIVED, HALO_UNPACKED, 0, &t->unpack) || ellr_timeline_between(h->tl, HALO_START, HALO_DIAG, 0, &t->diag) || ellr_timeline_between(h->tl, HALO_DIAG, HALO_UNPACKED, 1, &t->exposed) || ellr_timeline_between(h->tl, HALO_DIAG, HALO_OFFDIAG, 0, &late) || ellr_timeline_between(h->tl, HALO_START, HALO_OFFDIAG, 0, &t->total)) return -1;
   t->offdiag = late - t->exposed; /* from the later of the ghosts and the diagonal block's end */
   return 1;
 }

@@ -47,7 +47,8 @@ void        ellr_nccl_comm_destroy(ellr_nccl_comm *comm, int finalize);
 void ellr_nccl_connect_at_setup(void);
 /* Connects this rank to the ranks it will send to and receive from (one value each way), in NCCL's background: NCCL
    makes a pair's point-to-point connection at their first exchange otherwise, and the first product would wait for it
-   (doc/performance.md, Multiple GPUs).  The host does not wait; the communicator's next call waits for it.  Every
+   (doc/performance.md, Multiple GPUs).  The host does not wait; the next NCCL call on any communicator waits for it,
+   and its outcome stays with comm: ellr_nccl_settle() reports it, and comm's own calls fail after a failed one.  Every
    rank calls it at the same point with the matching pairs (r in my send_ranks iff I am in r's recv_ranks).  Ready
    communicator only. */
 ellr_status ellr_nccl_connect(ellr_nccl_comm *comm, int nsend, const int *send_ranks, int nrecv, const int *recv_ranks);
@@ -74,16 +75,18 @@ void        ellr_halo_destroy(ellr_halo *h);
 /* The timeline of the next n exchanges (0: none), from CUDA events on the streams that run them (ellr_timeline.h):
    the caller marks the end of its diagonal block's product (after ellr_halo_begin, on its stream) and of its
    off-diagonal one (before ellr_halo_release).  ellr_halo_timeline_read() gives, summed over the exchanges timed so
-   far (ms): pack, the NCCL transfer, unpack (the exchange's stream); the diagonal block; how long the ghosts came after
+   far (ms): pack (with the wait for x and for the last product's ghosts), the NCCL transfer (with the wait for the
+   peers' sends), unpack (the exchange's stream); the diagonal block; how long the ghosts came after
    it (the exchange not hidden by it); the off-diagonal block from the later of the two; the whole product.  It waits
-   for the timed work; it returns 1 with *t set, 0 with none timed yet, -1 on a CUDA error (ellr_last_error()). */
+   for the timed work; it returns 1 with *t set, 0 with none timed yet, -1 where a mark could not be recorded or read
+   (ellr_last_error()).  The marks never fail an exchange: a rank's peers would wait for it. */
 typedef enum { ELLR_HALO_DIAG_DONE, ELLR_HALO_OFFDIAG_DONE } ellr_halo_point;
 typedef struct {
   int    count;
   double pack, transfer, unpack, diag, exposed, offdiag, total;
 } ellr_halo_times;
 ellr_status ellr_halo_timeline_start(ellr_halo *h, int n);
-ellr_status ellr_halo_mark(ellr_halo *h, ellr_halo_point point, void *stream);
+void        ellr_halo_mark(ellr_halo *h, ellr_halo_point point, void *stream); /* never fails the exchange */
 int         ellr_halo_timeline_read(ellr_halo *h, ellr_halo_times *t);
 
 #ifdef __cplusplus

@@ -6,6 +6,7 @@
 
 struct ellr_timeline {
   int          nmarks, nsamples, done;
+  int          failed; /* a mark could not be recorded */
   cudaEvent_t *ev; /* ev[s * nmarks + k]: mark k of repetition s */
 };
 
@@ -14,7 +15,7 @@ ellr_status ellr_timeline_create(int nmarks, int nsamples, ellr_timeline **out)
   ellr_timeline *tl;
 
   *out = NULL;
-  if (nmarks < 2 || nsamples < 1) return ellr_error(ELLR_ERR_ARG, "a timeline needs two marks and one repetition (got %d, %d)", nmarks, nsamples);
+  if (nmarks < 2 || nsamples < 1 || nsamples > (1 << 20) / nmarks) return ellr_error(ELLR_ERR_ARG, "a timeline needs two marks and one repetition, at most 2^20 events (got %d marks, %d repetitions)", nmarks, nsamples);
   if (!(tl = (ellr_timeline *)calloc(1, sizeof(*tl)))) return ellr_error(ELLR_ERR_MEM, "out of host memory");
   *out         = tl; /* destroyable from here on */
   tl->nmarks   = nmarks;
@@ -24,12 +25,13 @@ ellr_status ellr_timeline_create(int nmarks, int nsamples, ellr_timeline **out)
   return ELLR_OK;
 }
 
-ellr_status ellr_timeline_mark(ellr_timeline *tl, int k, void *stream)
+void ellr_timeline_mark(ellr_timeline *tl, int k, void *stream)
 {
-  if (tl->done >= tl->nsamples) return ELLR_OK;
-  if (k < 0 || k >= tl->nmarks) return ellr_error(ELLR_ERR_ARG, "mark %d of a timeline of %d marks", k, tl->nmarks);
-  CU(cudaEventRecord(tl->ev[tl->done * tl->nmarks + k], (cudaStream_t)stream));
-  return ELLR_OK;
+  if (tl->done >= tl->nsamples || tl->failed) return;
+  if (k < 0 || k >= tl->nmarks || cudaEventRecord(tl->ev[tl->done * tl->nmarks + k], (cudaStream_t)stream) != cudaSuccess) {
+    (void)cudaGetLastError();
+    tl->failed = 1;
+  }
 }
 
 int ellr_timeline_next(ellr_timeline *tl)
@@ -46,6 +48,7 @@ int ellr_timeline_count(const ellr_timeline *tl)
 ellr_status ellr_timeline_between(ellr_timeline *tl, int a, int b, int clamp, double *sum_ms)
 {
   *sum_ms = 0;
+  if (tl->failed) return ellr_error(ELLR_ERR_CUDA, "a mark of the timeline could not be recorded");
   if (a < 0 || b < 0 || a >= tl->nmarks || b >= tl->nmarks) return ellr_error(ELLR_ERR_ARG, "marks %d, %d of a timeline of %d marks", a, b, tl->nmarks);
   for (int s = 0; s < tl->done; s++) {
     float ms;

@@ -17,8 +17,9 @@ typedef struct ellr_timeline ellr_timeline;
 
 /* nmarks marks per repetition, nsamples repetitions */
 ellr_status ellr_timeline_create(int nmarks, int nsamples, ellr_timeline **tl);
-/* mark k of the current repetition, on stream; nothing once nsamples repetitions are complete */
-ellr_status ellr_timeline_mark(ellr_timeline *tl, int k, void *stream);
+/* mark k of the current repetition, on stream; nothing once nsamples repetitions are complete.  Never fails the work
+   it marks: a failure is kept and reported by ellr_timeline_between() */
+void        ellr_timeline_mark(ellr_timeline *tl, int k, void *stream);
 /* the current repetition is complete; 1 when all nsamples are */
 int         ellr_timeline_next(ellr_timeline *tl);
 /* the repetitions complete so far */
