@@ -341,6 +341,7 @@ struct ellr_halo {
    stream, the last two the caller's (ellr_halo_mark). */
 enum { HALO_START, HALO_PACKED, HALO_ARRIVED, HALO_UNPACKED, HALO_DIAG, HALO_OFFDIAG, HALO_NMARKS };
 
+#if defined(ELLR_HAVE_NCCL_H) /* used by the exchange only */
 __global__ static void ellr_halo_pack(int64_t n, const int32_t *__restrict__ idx, const double *__restrict__ x, double *__restrict__ buf)
 {
   for (int64_t k = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; k < n; k += (int64_t)gridDim.x * blockDim.x) buf[k] = x[idx[k]];
@@ -356,6 +357,7 @@ static unsigned ellr_halo_blocks(int64_t n)
   int64_t b = (n + 255) / 256;
   return (unsigned)(b < 1 ? 1 : (b > 4096 ? 4096 : b));
 }
+#endif
 
 ellr_status ellr_halo_create(int nsend, const int *send_ranks, const int64_t *send_off, const int32_t *send_idx, int nrecv, const int *recv_ranks, const int64_t *recv_off, const int32_t *recv_slot, ellr_halo **out)
 {
