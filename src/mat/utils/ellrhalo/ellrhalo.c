@@ -37,6 +37,7 @@ typedef struct {
   PetscInt        timeline; /* -ellr_halo_timeline: the exchanges each plan times after its first */
   PetscBool       linked;   /* a matrix's exchange peers connected ahead of its first product (MatELLRHaloConnect) */
   PetscBool       connecting; /* ... and that connection not yet agreed done (MatELLRNCCLSettle) */
+  ellr_nccl_comm *dropped;    /* dropped after an agreed failure of the connection, freed with the record */
 } MatELLRNCCL;
 
 static PetscMPIInt MPIAPI MatELLRNCCLDelete(MPI_Comm comm, PetscMPIInt keyval, void *attr, void *extra)
@@ -45,6 +46,7 @@ static PetscMPIInt MPIAPI MatELLRNCCLDelete(MPI_Comm comm, PetscMPIInt keyval, v
 
   (void)comm, (void)keyval, (void)extra;
   ellr_nccl_comm_destroy(c->nccl, (int)(c->ready && !c->connecting)); /* agreed by every rank, with the connection */
+  ellr_nccl_comm_destroy(c->dropped, 0);
   free(c);
   return MPI_SUCCESS;
 }
@@ -88,8 +90,9 @@ static PetscErrorCode MatELLRNCCLSettle(MPI_Comm comm, MatELLRNCCL *c)
   PetscCallMPI(MPIU_Allreduce(&st, &allst, 1, MPI_INT, MPI_MAX, comm));
   if (allst) {
     PetscCall(PetscInfo(NULL, "petsc-ellr: NCCL's connection of the exchange's ranks failed (%s): MPI's exchange from now on\n", st ? ellr_last_error() : "on another rank"));
-    ellr_nccl_comm_destroy(c->nccl, 0);
-    c->nccl = NULL;
+    ellr_nccl_comm_drop(c->nccl); /* a Krylov loop may hold it mid-solve: kept until the record goes */
+    c->dropped = c->nccl;
+    c->nccl    = NULL;
   }
   PetscFunctionReturn(PETSC_SUCCESS);
 }
@@ -397,8 +400,9 @@ PetscErrorCode MatELLRHaloConnect(Mat A)
   c->linked = PETSC_TRUE;
   if (allst) { /* a peer may wait in NCCL's background for this rank: the abort ends that on every rank */
     PetscCall(PetscInfo(A, "petsc-ellr: NCCL's connection of the exchange's ranks failed (%s): MPI's exchange from now on\n", st ? ellr_last_error() : "on another rank"));
-    ellr_nccl_comm_destroy(c->nccl, 0);
-    c->nccl = NULL;
+    ellr_nccl_comm_drop(c->nccl); /* a Krylov loop may hold it mid-solve: kept until the record goes */
+    c->dropped = c->nccl;
+    c->nccl    = NULL;
   } else {
     c->connecting = PETSC_TRUE;
     PetscCall(PetscInfo(A, "petsc-ellr: NCCL connects this rank to %d ranks it sends to and %d it receives from, in its background\n", ns, nr));

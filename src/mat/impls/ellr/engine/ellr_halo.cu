@@ -95,6 +95,7 @@ struct ellr_nccl_comm {
   size_t       nprobe;
   ncclResult_t linked;   /* how the connection ended in NCCL's background (ncclSuccess before one) */
   int          overdue;  /* ... or that it did not end within NCCL_SETTLE_SECONDS */
+  int          dropped;  /* aborted by ellr_nccl_comm_drop(): every call fails until the destroy */
 };
 
 /* The communicator whose ellr_nccl_connect() may still run in NCCL's background, or NULL.  Process-wide: NCCL's rule is
@@ -138,6 +139,7 @@ ellr_status ellr_nccl_comm_create(int nranks, int rank, const ellr_nccl_id *id, 
 
 int ellr_nccl_comm_ready(ellr_nccl_comm *comm)
 {
+  if (comm->dropped) return -1;
   ncclResult_t st = ncclSuccess;
   if (nccl.get_async_error(comm->comm, &st) != ncclSuccess) st = ncclInternalError;
   if (st == ncclInProgress) return 0;
@@ -187,9 +189,10 @@ static void nccl_idle(void)
   c->linked = nccl_settle_within(c, ncclInProgress, &c->overdue);
 }
 
-/* The outcome of comm's connection, once settled: an error where it failed or did not end. */
+/* The outcome of comm's connection, once settled: an error where it failed or did not end, or comm was dropped. */
 static ellr_status nccl_linked(ellr_nccl_comm *comm)
 {
+  if (comm->dropped) return ellr_error(ELLR_ERR_CUDA, "NCCL's communicator was dropped after a failure on some rank (-ellr_nccl 0: MPI's exchange and reductions)");
   if (comm->overdue) return ellr_error(ELLR_ERR_CUDA, "NCCL's background connection of the ghost exchange's ranks did not end within %d s (a rank missing?)", NCCL_SETTLE_SECONDS);
   if (comm->linked != ncclSuccess) return ellr_error(ELLR_ERR_CUDA, "NCCL's background connection of the ghost exchange's ranks failed: %s", nccl.error_string(comm->linked));
   return ELLR_OK;
@@ -260,13 +263,23 @@ ellr_status ellr_nccl_allreduce_sum(ellr_nccl_comm *comm, double *buf, size_t co
   return ELLR_OK;
 }
 
+void ellr_nccl_comm_drop(ellr_nccl_comm *comm)
+{
+  if (!comm || comm->dropped) return;
+  if (nccl_busy == comm) nccl_busy = NULL; /* the abort ends its background work */
+  (void)nccl.comm_abort(comm->comm);
+  comm->dropped = 1;
+}
+
 void ellr_nccl_comm_destroy(ellr_nccl_comm *comm, int finalize)
 {
   if (!comm) return;
-  if (nccl_busy == comm && !finalize) nccl_busy = NULL; /* the abort below ends its background work */
-  if (finalize) nccl_idle(); /* finalize: agreed by every rank with the connection's outcome (the caller's rule) */
-  if (finalize && nccl_settle(comm, nccl.comm_finalize(comm->comm)) == ncclSuccess) (void)nccl.comm_destroy(comm->comm);
-  else (void)nccl.comm_abort(comm->comm);
+  if (!comm->dropped) {
+    if (nccl_busy == comm && !finalize) nccl_busy = NULL; /* the abort below ends its background work */
+    if (finalize) nccl_idle(); /* finalize: agreed by every rank with the connection's outcome (the caller's rule) */
+    if (finalize && nccl_settle(comm, nccl.comm_finalize(comm->comm)) == ncclSuccess) (void)nccl.comm_destroy(comm->comm);
+    else (void)nccl.comm_abort(comm->comm);
+  }
   if (comm->stream) (void)cudaStreamDestroy(comm->stream);
   (void)cudaFree(comm->probe);
   (void)cudaGetLastError();
@@ -292,6 +305,7 @@ ellr_status ellr_nccl_comm_create(int nranks, int rank, const ellr_nccl_id *id, 
   return ellr_error(ELLR_ERR_ARG, "the library was built without NCCL's header (nccl.h)");
 }
 void        ellr_nccl_comm_destroy(ellr_nccl_comm *comm, int finalize) { (void)comm, (void)finalize; }
+void        ellr_nccl_comm_drop(ellr_nccl_comm *comm) { (void)comm; }
 void        ellr_nccl_connect_at_setup(void) { }
 ellr_status ellr_nccl_settle(ellr_nccl_comm *comm)
 {

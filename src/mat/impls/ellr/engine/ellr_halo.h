@@ -41,6 +41,10 @@ int         ellr_nccl_comm_ready(ellr_nccl_comm *comm);
 /* finalize (its queued work flushed) then destroy, where every rank found the set-up done; else abort: the ranks of
    one communicator must all do the same, so the caller passes what they agreed, not this rank's own view */
 void        ellr_nccl_comm_destroy(ellr_nccl_comm *comm, int finalize);
+/* aborts NCCL's communicator (every rank at the same point, after a failure they agreed on) but keeps comm, whose calls
+   then fail with a message, until ellr_nccl_comm_destroy(): a holder of the pointer (a Krylov loop mid-solve) gets an
+   error, not freed memory */
+void        ellr_nccl_comm_drop(ellr_nccl_comm *comm);
 /* NCCL connects the peers of its collectives in a communicator's set-up instead of at their first call (it sets
    NCCL_RUNTIME_CONNECT=0 in the process's environment unless it is set there; NCCL reads it once, before its first
    communicator).  Called before any communicator is made. */
