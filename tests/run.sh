@@ -625,6 +625,9 @@ else PT_OK=0; tail -n +2 "$PTLOG" >"$PTLOG.rest"; Q=1 fail petsc_tutorials_build
       # a matrix assembled after NCCL's set-up is done has NCCL connect the exchange's pairs in its background (the first
       # product does not wait for it); the products after it still right
       t_grep "nccl_connect_at_assembly_np$np" "NCCL connects this rank to [0-9]+ ranks it sends to && checks, 0 failed" -- $MPIEXEC -n $np "$DIFF" -group prealloc -cases band -ellr_nccl_wait -info :mat $ENGINE
+      # the objects of one case all destroyed before the next: PETSc frees its communicator, the next one of the same
+      # ranks takes the NCCL communicator parked then instead of a new set-up; the products on it still right
+      t_grep "nccl_reuses_communicator_np$np" "with the NCCL communicator of earlier objects on these ranks && ^ok rect_tall pellr && ^diff_aij: [0-9]+ checks, 0 failed" -- $MPIEXEC -n $np "$DIFF" -group core -cases band,rect_tall -ellr_nccl_wait -info :sys $ENGINE
       # the early connection failing on one rank (the engine's test hook): every rank leaves NCCL together, no hang, the
       # products right on MPI's exchange
       t_grep "nccl_connect_failure_falls_back_np$np" "^ok connection failure && connection of the exchange's ranks failed .*MPI's exchange from now on" -- $MPIEXEC -n $np "$BUILD/tests/nccl_connect_fail" -ellr_nccl_wait -info :mat,sys

@@ -16,6 +16,7 @@
 #include "ellrhalo.h"
 #if defined(PETSCELLR_HAVE_CUDA) && defined(PETSCELLR_PETSC_HAS_CUDA)
   #include <petscsf.h>
+  #include "ellrncclpark.h"
 
 static PetscMPIInt   MatELLRNCCLKeyval = MPI_KEYVAL_INVALID;
 static PetscLogEvent MAT_ELLRHalo      = -1;
@@ -38,6 +39,8 @@ typedef struct {
   PetscBool       linked;   /* a matrix's exchange peers connected ahead of its first product (MatELLRHaloConnect) */
   PetscBool       connecting; /* ... and that connection not yet agreed done (MatELLRNCCLSettle) */
   ellr_nccl_comm *dropped;    /* dropped after an agreed failure of the connection, freed with the record */
+  ellr_nccl_id    id;         /* nccl's, to park it when the record goes (ellrncclpark.c) */
+  PetscMPIInt     size, rank;
 } MatELLRNCCL;
 
 static PetscMPIInt MPIAPI MatELLRNCCLDelete(MPI_Comm comm, PetscMPIInt keyval, void *attr, void *extra)
@@ -45,7 +48,9 @@ static PetscMPIInt MPIAPI MatELLRNCCLDelete(MPI_Comm comm, PetscMPIInt keyval, v
   MatELLRNCCL *c = (MatELLRNCCL *)attr;
 
   (void)comm, (void)keyval, (void)extra;
-  ellr_nccl_comm_destroy(c->nccl, (int)(c->ready && !c->connecting)); /* agreed by every rank, with the connection */
+  /* kept for the next communicator of these ranks unless a connection may be in flight; else finalized where every
+     rank agreed the set-up and the connection done */
+  if (!c->nccl || c->connecting || !MatELLRNCCLPark(c->nccl, &c->id, c->size, c->rank)) ellr_nccl_comm_destroy(c->nccl, (int)(c->ready && !c->connecting));
   ellr_nccl_comm_destroy(c->dropped, 0);
   free(c);
   return MPI_SUCCESS;
@@ -136,7 +141,7 @@ static PetscErrorCode MatELLRGetNCCL(MPI_Comm comm, ellr_nccl_comm **nccl)
 {
   MatELLRNCCL *c;
   PetscMPIInt  found, size, rank, st, lst = 0, allst;
-  PetscBool    enabled = PETSC_TRUE, wait = PETSC_FALSE, early = PETSC_TRUE;
+  PetscBool    enabled = PETSC_TRUE, wait = PETSC_FALSE, early = PETSC_TRUE, reused;
   PetscInt     timeline = 0;
   int          version = 0;
   char         why[256];
@@ -169,11 +174,17 @@ static PetscErrorCode MatELLRGetNCCL(MPI_Comm comm, ellr_nccl_comm **nccl)
   c->timeline = timeline;
   PetscCallMPI(MPI_Comm_set_attr(comm, MatELLRNCCLKeyval, c));
   if (!why[0] && early) ellr_nccl_connect_at_setup(); /* before NCCL's first communicator reads it */
-  if (!why[0]) {
+  c->size = size;
+  c->rank = rank;
+  if (!why[0]) PetscCall(MatELLRNCCLParkInit());
+  if (!why[0]) PetscCall(MatELLRNCCLUnpark(comm, &c->nccl, &c->id)); /* an earlier communicator's, of these ranks */
+  reused = (PetscBool)(c->nccl != NULL);
+  if (!why[0] && !reused) {
     /* the id from rank 0, with its status: every rank knows whether to go on */
     st = lst = rank ? 0 : (PetscMPIInt)ellr_nccl_get_id(&id);
     PetscCallMPI(MPI_Bcast(&st, 1, MPI_INT, 0, comm));
     if (!st) PetscCallMPI(MPI_Bcast(id.bytes, (PetscMPIInt)sizeof(id.bytes), MPI_BYTE, 0, comm));
+    if (!st) c->id = id;
     if (!st) lst = (PetscMPIInt)ellr_nccl_comm_create(size, rank, &id, &c->nccl);
     PetscCallMPI(MPIU_Allreduce(&lst, &allst, 1, MPI_INT, MPI_MAX, comm));
     if (allst || st) {
@@ -183,7 +194,8 @@ static PetscErrorCode MatELLRGetNCCL(MPI_Comm comm, ellr_nccl_comm **nccl)
     }
   }
   if (!why[0]) (void)ellr_nccl_available(&version, NULL, 0); /* loaded already: the version */
-  if (!why[0]) PetscCall(PetscInfo(NULL, "petsc-ellr: ghost values GPU to GPU through NCCL %d on %d ranks, one GPU each, once its set-up is done (MPI's exchange meanwhile)\n", version, size));
+  if (!why[0] && reused) PetscCall(PetscInfo(NULL, "petsc-ellr: ghost values GPU to GPU through NCCL %d on %d ranks, one GPU each, with the NCCL communicator of earlier objects on these ranks\n", version, size));
+  else if (!why[0]) PetscCall(PetscInfo(NULL, "petsc-ellr: ghost values GPU to GPU through NCCL %d on %d ranks, one GPU each, once its set-up is done (MPI's exchange meanwhile)\n", version, size));
   else PetscCall(PetscInfo(NULL, "petsc-ellr: ghost values staged through the host by MPI (MPIAIJ's exchange): %s\n", why));
   if (!nccl) PetscFunctionReturn(PETSC_SUCCESS);
   PetscCall(MatELLRNCCLPoll(comm, c, c->wait, PETSC_TRUE));
