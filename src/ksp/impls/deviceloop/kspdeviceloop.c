@@ -70,6 +70,7 @@ PetscErrorCode KSPDeviceLoopChoosePath(KSPDeviceLoop *L, KSP ksp, Mat A, cgloop_
     else {
       PetscBool pending;
 
+      PetscCall(MatELLRMPIPrepare(A)); /* the first product's build, while NCCL's connection may still run */
       PetscCall(MatELLRCommNCCL(PetscObjectComm((PetscObject)ksp), &L->nccl, &pending));
       if (pending) *why = "several processes, NCCL's set-up not done yet (its all-reduce serves the solves after it; -ellr_nccl_wait waits)";
       else if (!L->nccl) *why = "several processes without NCCL (-info says why; the reductions are MPI's)";

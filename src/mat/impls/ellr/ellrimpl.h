@@ -117,6 +117,7 @@ PETSC_INTERN PetscErrorCode MatELLRViewBase(Mat, PetscViewer, Mat_ELLR **);
 /* seq/ellrseq.c and mpi/ellrmpi.c: the products of each kind of matrix */
 PETSC_INTERN PetscErrorCode MatELLRAttachSeq(Mat, const MatELLRSettings *, Mat_ELLR *);
 PETSC_INTERN PetscErrorCode MatELLRAttachMPI(Mat, const MatELLRSettings *, Mat_ELLR *);
+PETSC_INTERN PetscErrorCode MatELLRMPIPrepare(Mat); /* the blocks' storage current, ahead of the first product */
 
 /* ellrtype.c */
 PETSC_INTERN PetscErrorCode MatCreate_ELLRT(Mat);

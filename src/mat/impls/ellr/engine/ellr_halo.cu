@@ -151,19 +151,25 @@ int ellr_nccl_comm_ready(ellr_nccl_comm *comm)
 }
 
 /* A non-blocking communicator's call may return while NCCL still works in the background: wait for it, yielding the
-   processor and then sleeping a little (a rank bound to one core shares it with NCCL's threads), at most
-   NCCL_SETTLE_SECONDS where *overdue is given (a peer that never comes would hang the rank: *overdue set instead). */
+   processor (a rank bound to one core shares it with NCCL's threads) for the first NCCL_YIELD_MS, then sleeping a little,
+   at most NCCL_SETTLE_SECONDS where *overdue is given (a peer that never comes would hang the rank: *overdue set
+   instead).  The yield comes first because every product and every reduction of the Krylov loop waits here for NCCL
+   to enqueue its kernels, tens of microseconds: a sleep there (its granularity is about as long) is paid at every
+   call. */
+#define NCCL_YIELD_MS       10.0
 #define NCCL_SETTLE_SECONDS 120
 static ncclResult_t nccl_settle_within(ellr_nccl_comm *comm, ncclResult_t r, int *overdue)
 {
-  double t0 = ellr_wall_ms();
+  double t0 = r == ncclInProgress ? ellr_wall_ms() : 0.0;
 
-  for (long spin = 0; r == ncclInProgress; spin++) {
-    if (spin < 1000) sched_yield();
+  while (r == ncclInProgress) {
+    double waited = ellr_wall_ms() - t0;
+
+    if (waited < NCCL_YIELD_MS) sched_yield();
     else {
       struct timespec ns = {0, 50000};
       nanosleep(&ns, NULL);
-      if (overdue && ellr_wall_ms() - t0 > 1e3 * NCCL_SETTLE_SECONDS) {
+      if (overdue && waited > 1e3 * NCCL_SETTLE_SECONDS) {
         *overdue = 1;
         return ncclInProgress;
       }

@@ -65,6 +65,19 @@ static PetscErrorCode MatELLRMPIPrepareBlocks(Mat A, Mat_ELLR *e, PetscBool tran
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+/* Makes an MPI matrix's blocks' storage current ahead of its first product.  The Krylov loop on several ranks does so
+   before it agrees on NCCL's connection of the exchange's pairs, which it may wait for: the build then overlaps the
+   connection, as in PETSc's own loop, where the first product builds before its exchange waits. */
+PetscErrorCode MatELLRMPIPrepare(Mat A)
+{
+  Mat_ELLR *e;
+
+  PetscFunctionBegin;
+  PetscCall(MatELLRGetData(A, &e));
+  if (e && e->mpi) PetscCall(MatELLRMPIPrepareBlocks(A, e, PETSC_FALSE));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 static PetscErrorCode MatELLRMPIOperation(Mat A, Vec x, Vec z, Vec y, PetscBool transpose)
 {
   Mat_ELLR *e;
