@@ -10,8 +10,8 @@
 
   Rule: every choice between NCCL and MPIAIJ's exchange is made collectively (an all-reduce when the communicator or
   the plan is made), since a rank in NCCL's exchange waits for its peers there forever.  One NCCL communicator per
-  PETSc communicator (an MPI attribute, freed with the communicator); one plan per matrix and nonzero pattern (a
-  composed container).
+  PETSc communicator (an MPI attribute; when PETSc frees the communicator it is parked for the next one of the same
+  ranks, ellrncclpark.c); one plan per matrix and nonzero pattern (a composed container).
 */
 #include "ellrhalo.h"
 #if defined(PETSCELLR_HAVE_CUDA) && defined(PETSCELLR_PETSC_HAS_CUDA)
@@ -41,6 +41,7 @@ typedef struct {
   ellr_nccl_comm *dropped;    /* dropped after an agreed failure of the connection, freed with the record */
   ellr_nccl_id    id;         /* nccl's, to park it when the record goes (ellrncclpark.c) */
   PetscMPIInt     size, rank;
+  char            uuid[16]; /* the GPU it was made on */
 } MatELLRNCCL;
 
 static PetscMPIInt MPIAPI MatELLRNCCLDelete(MPI_Comm comm, PetscMPIInt keyval, void *attr, void *extra)
@@ -48,10 +49,11 @@ static PetscMPIInt MPIAPI MatELLRNCCLDelete(MPI_Comm comm, PetscMPIInt keyval, v
   MatELLRNCCL *c = (MatELLRNCCL *)attr;
 
   (void)comm, (void)keyval, (void)extra;
-  /* kept for the next communicator of these ranks unless a connection may be in flight; else finalized where every
-     rank agreed the set-up and the connection done */
-  if (!c->nccl || c->connecting || !MatELLRNCCLPark(c->nccl, &c->id, c->size, c->rank)) ellr_nccl_comm_destroy(c->nccl, (int)(c->ready && !c->connecting));
-  ellr_nccl_comm_destroy(c->dropped, 0);
+  /* kept for the next communicator of these ranks, or aborted (a connection not yet agreed, a communicator that cannot
+     serve again): whether to park is each rank's own decision, so nothing here may wait for the peers */
+  if (c->connecting) ellr_nccl_comm_destroy(c->nccl);
+  else MatELLRNCCLPark(c->nccl, &c->id, c->size, c->rank, c->uuid);
+  ellr_nccl_comm_destroy(c->dropped);
   free(c);
   return MPI_SUCCESS;
 }
@@ -69,7 +71,7 @@ static PetscErrorCode MatELLRNCCLPoll(MPI_Comm comm, MatELLRNCCL *c, PetscBool w
     PetscCallMPI(MPIU_Allreduce(&st, &all, 1, MPI_INT, MPI_MIN, comm));
     if (all < 0) {
       PetscCall(PetscInfo(NULL, "petsc-ellr: NCCL's set-up failed (%s): MPI's exchange from now on\n", st < 0 ? ellr_last_error() : "on another rank"));
-      ellr_nccl_comm_destroy(c->nccl, 0);
+      ellr_nccl_comm_destroy(c->nccl);
       c->nccl = NULL;
     } else if (all == 1) {
       c->ready = PETSC_TRUE;
@@ -102,11 +104,11 @@ static PetscErrorCode MatELLRNCCLSettle(MPI_Comm comm, MatELLRNCCL *c)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* Why this communicator gets no NCCL ("" where it does); the same answer on every rank. */
-static PetscErrorCode MatELLRNCCLWhyNot(MPI_Comm comm, PetscBool enabled, char *why, size_t len)
+/* Why this communicator gets no NCCL ("" where it does, with this rank's GPU in uuid); the same answer on every rank. */
+static PetscErrorCode MatELLRNCCLWhyNot(MPI_Comm comm, PetscBool enabled, char uuid[16], char *why, size_t len)
 {
   PetscMPIInt size, ok, allok;
-  char        uuid[16] = {0}, *all;
+  char       *all;
 
   PetscFunctionBegin;
   why[0] = 0;
@@ -144,7 +146,7 @@ static PetscErrorCode MatELLRGetNCCL(MPI_Comm comm, ellr_nccl_comm **nccl)
   PetscBool    enabled = PETSC_TRUE, wait = PETSC_FALSE, early = PETSC_TRUE, reused;
   PetscInt     timeline = 0;
   int          version = 0;
-  char         why[256];
+  char         why[256], uuid[16] = {0};
   ellr_nccl_id id;
 
   PetscFunctionBegin;
@@ -166,9 +168,10 @@ static PetscErrorCode MatELLRGetNCCL(MPI_Comm comm, ellr_nccl_comm **nccl)
   PetscCall(PetscOptionsBool("-ellr_nccl_connect_at_setup", "NCCL connects its peers ahead of their first call: the collectives' in its background set-up (sets NCCL_RUNTIME_CONNECT=0 for the process unless set), the ghost exchange's at the first final assembly after it", "MatMult", early, &early, NULL));
   PetscCall(PetscOptionsBoundedInt("-ellr_halo_timeline", "Time the phases of this many NCCL exchanges of each matrix after its first with CUDA events, and print their means (pack, transfer, the diagonal block's product, the exchange it leaves exposed, ...)", "MatMult", timeline, &timeline, NULL, 0));
   PetscOptionsEnd();
-  PetscCall(MatELLRNCCLWhyNot(comm, enabled, why, sizeof(why)));
+  PetscCall(MatELLRNCCLWhyNot(comm, enabled, uuid, why, sizeof(why)));
   c = (MatELLRNCCL *)calloc(1, sizeof(*c)); /* freed by the attribute's delete function, maybe after PetscFinalize() */
   PetscCheck(c, PETSC_COMM_SELF, PETSC_ERR_MEM, "Out of host memory");
+  memcpy(c->uuid, uuid, sizeof(uuid));
   c->wait     = wait;
   c->early    = early;
   c->timeline = timeline;
@@ -177,7 +180,7 @@ static PetscErrorCode MatELLRGetNCCL(MPI_Comm comm, ellr_nccl_comm **nccl)
   c->size = size;
   c->rank = rank;
   if (!why[0]) PetscCall(MatELLRNCCLParkInit());
-  if (!why[0]) PetscCall(MatELLRNCCLUnpark(comm, &c->nccl, &c->id)); /* an earlier communicator's, of these ranks */
+  if (!why[0]) PetscCall(MatELLRNCCLUnpark(comm, c->uuid, &c->nccl, &c->id)); /* an earlier communicator's, of these ranks */
   reused = (PetscBool)(c->nccl != NULL);
   if (!why[0] && !reused) {
     /* the id from rank 0, with its status: every rank knows whether to go on */
@@ -189,7 +192,7 @@ static PetscErrorCode MatELLRGetNCCL(MPI_Comm comm, ellr_nccl_comm **nccl)
     PetscCallMPI(MPIU_Allreduce(&lst, &allst, 1, MPI_INT, MPI_MAX, comm));
     if (allst || st) {
       PetscCall(PetscSNPrintf(why, sizeof(why), "NCCL's communicator could not be made (%s)", lst ? ellr_last_error() : "on another rank"));
-      ellr_nccl_comm_destroy(c->nccl, 0);
+      ellr_nccl_comm_destroy(c->nccl);
       c->nccl = NULL;
     }
   }

@@ -5,27 +5,39 @@
   ghost exchange made for it (ellrhalo.c).  A program that destroys its solver and makes another (a petsc4py loop, a
   time stepper that rebuilds, a test suite) would pay NCCL's set-up again, about a second each time (more where a rank
   is bound to one core, doc/performance.md).  Instead the communicator's NCCL is parked here when its record is deleted
-  and taken again by the next record of the same ranks in the same order.
+  and taken again by the next record of the same ranks in the same order, on the same GPU.
 
-  Rules: a parked NCCL communicator has no work outstanding (its exchanges' streams are synchronized when their plans
-  go, no connection of ellrhalo.c is in flight); it is taken only where every rank of the new communicator finds the
-  very one rank 0 names (NCCL's unique id, the same rank and size), so ranks that freed their communicators in another
-  order never pair different NCCL communicators; what is still parked at MPI_Finalize() is aborted there (an attribute
-  of MPI_COMM_SELF, deleted first by MPI_Finalize()), which waits for no peer.
+  Rules:
+  - Parked is only what may serve again (ellr_nccl_comm_reusable(): not dropped, no connection in flight, failed or
+    overdue); a set-up still under way may be parked, its next holder polls it as a new one.  Work queued on streams
+    (reductions, the connection's probe) is NCCL's own between the same ranks and stays ordered before the next
+    holder's.
+  - Taken only where every rank of the new communicator holds the very one rank 0 names (NCCL's unique id, the same
+    rank, size and GPU): ranks that freed their communicators in another order never pair different NCCL
+    communicators.
+  - Every decision that is one rank's alone (parking, the cap, the end) aborts, which waits for no peer; a finalize
+    would wait for peers that may have parked their half.  At most MAT_ELLR_PARK_MAX are kept per process (the
+    oldest aborted first), so communicators that never come again (sub-communicators of a preconditioner, say) do
+    not pile up; what is still parked at MPI_Finalize() is aborted there (an attribute of MPI_COMM_SELF, which
+    MPI_Finalize() deletes first).
+  - The list is the process's: one thread makes and frees PETSc's communicators (PETSc's own rule).
 */
 #include "ellrncclpark.h"
 #if defined(PETSCELLR_HAVE_CUDA) && defined(PETSCELLR_PETSC_HAS_CUDA)
 
+  #define MAT_ELLR_PARK_MAX 4
+
 typedef struct MatELLRParked {
   ellr_nccl_id          id;
   PetscMPIInt           size, rank;
+  char                  uuid[16]; /* the GPU it was made on */
   ellr_nccl_comm       *nccl;
   struct MatELLRParked *next;
 } MatELLRParked;
 
 static MatELLRParked *MatELLRParkedList = NULL; /* the most recently parked first */
-static PetscMPIInt    MatELLRParkKeyval = MPI_KEYVAL_INVALID;
-static int            MatELLRParkClosed = 0; /* MPI_Finalize() has aborted the parked: nothing is parked after */
+static PetscMPIInt    MatELLRParkKeyval = MPI_KEYVAL_INVALID; /* kept for the process, as MPI keeps the attribute */
+static int            MatELLRParkClosed = 0;                  /* MPI_Finalize() has aborted the parked: nothing is parked after */
 
 static PetscMPIInt MPIAPI MatELLRNCCLParkDelete(MPI_Comm comm, PetscMPIInt keyval, void *attr, void *extra)
 {
@@ -34,7 +46,7 @@ static PetscMPIInt MPIAPI MatELLRNCCLParkDelete(MPI_Comm comm, PetscMPIInt keyva
     MatELLRParked *p = MatELLRParkedList;
 
     MatELLRParkedList = p->next;
-    ellr_nccl_comm_destroy(p->nccl, 0);
+    ellr_nccl_comm_destroy(p->nccl);
     free(p);
   }
   MatELLRParkClosed = 1;
@@ -52,56 +64,72 @@ PetscErrorCode MatELLRNCCLParkInit(void)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* Keeps nccl (rank of size, made from id) for a later communicator of the same ranks: 1 where kept, 0 where the caller
-   destroys it (before MatELLRNCCLParkInit(), after MPI_Finalize() began, out of memory).  Local; called from an
-   attribute's delete function, so plain C. */
-int MatELLRNCCLPark(ellr_nccl_comm *nccl, const ellr_nccl_id *id, PetscMPIInt size, PetscMPIInt rank)
+/* Keeps nccl (rank of size, made from id on the GPU uuid) for a later communicator of the same ranks, or aborts it
+   where it may not serve again or cannot be kept.  Local; called from an attribute's delete function, so plain C. */
+void MatELLRNCCLPark(ellr_nccl_comm *nccl, const ellr_nccl_id *id, PetscMPIInt size, PetscMPIInt rank, const char uuid[16])
 {
-  MatELLRParked *p;
+  MatELLRParked *p, **last;
+  int            n = 0;
 
-  if (MatELLRParkKeyval == MPI_KEYVAL_INVALID || MatELLRParkClosed) return 0;
-  if (!(p = (MatELLRParked *)calloc(1, sizeof(*p)))) return 0;
-  p->id             = *id;
-  p->size           = size;
-  p->rank           = rank;
-  p->nccl           = nccl;
+  if (!nccl) return;
+  if (MatELLRParkKeyval == MPI_KEYVAL_INVALID || MatELLRParkClosed || !ellr_nccl_comm_reusable(nccl) || !(p = (MatELLRParked *)calloc(1, sizeof(*p)))) {
+    ellr_nccl_comm_destroy(nccl);
+    return;
+  }
+  p->id   = *id;
+  p->size = size;
+  p->rank = rank;
+  p->nccl = nccl;
+  memcpy(p->uuid, uuid, 16);
   p->next           = MatELLRParkedList;
   MatELLRParkedList = p;
-  return 1;
+  for (last = &MatELLRParkedList; *last && ++n <= MAT_ELLR_PARK_MAX; last = &(*last)->next) { }
+  while (*last) { /* beyond the cap: the oldest go */
+    MatELLRParked *q = *last;
+
+    *last = q->next;
+    ellr_nccl_comm_destroy(q->nccl);
+    free(q);
+  }
 }
 
-/* A parked NCCL communicator for comm, taken out of the park, with its id; *nccl NULL where none fits on every rank.
-   Collective. */
-PetscErrorCode MatELLRNCCLUnpark(MPI_Comm comm, ellr_nccl_comm **nccl, ellr_nccl_id *id)
+/* A parked NCCL communicator for comm on the current GPU (uuid), taken out of the park, with its id; *nccl NULL where
+   none fits on every rank.  Rank 0 names its candidates (those where it is rank 0 of as many ranks), every rank says
+   which of them it holds on this GPU, and the first that all hold is taken.  Collective. */
+PetscErrorCode MatELLRNCCLUnpark(MPI_Comm comm, const char uuid[16], ellr_nccl_comm **nccl, ellr_nccl_id *id)
 {
-  PetscMPIInt     size, rank, found = 0, all = 0;
-  MatELLRParked **at = NULL;
-  struct {
-    ellr_nccl_id id;
-    int          has;
-  } named = {{{0}}, 0};
+  PetscMPIInt     size, rank, ncand = 0;
+  int             held = 0, all = 0;
+  ellr_nccl_id    cand[MAT_ELLR_PARK_MAX];
+  MatELLRParked **at[MAT_ELLR_PARK_MAX] = {NULL};
 
   PetscFunctionBegin;
   *nccl = NULL;
   PetscCallMPI(MPI_Comm_size(comm, &size));
   PetscCallMPI(MPI_Comm_rank(comm, &rank));
   if (!rank) {
-    for (MatELLRParked *p = MatELLRParkedList; p && !named.has; p = p->next)
-      if (p->size == size && p->rank == 0) named.id = p->id, named.has = 1;
+    for (MatELLRParked *p = MatELLRParkedList; p && ncand < MAT_ELLR_PARK_MAX; p = p->next)
+      if (p->size == size && p->rank == 0) cand[ncand++] = p->id;
   }
-  PetscCallMPI(MPI_Bcast(&named, (PetscMPIInt)sizeof(named), MPI_BYTE, 0, comm));
-  if (!named.has) PetscFunctionReturn(PETSC_SUCCESS);
-  for (MatELLRParked **pp = &MatELLRParkedList; *pp && !at; pp = &(*pp)->next)
-    if ((*pp)->size == size && (*pp)->rank == rank && !memcmp((*pp)->id.bytes, named.id.bytes, sizeof(named.id.bytes))) at = pp;
-  found = at ? 1 : 0;
-  PetscCallMPI(MPIU_Allreduce(&found, &all, 1, MPI_INT, MPI_MIN, comm));
-  if (all) {
-    MatELLRParked *p = *at;
+  PetscCallMPI(MPI_Bcast(&ncand, 1, MPI_INT, 0, comm));
+  if (!ncand) PetscFunctionReturn(PETSC_SUCCESS);
+  PetscCallMPI(MPI_Bcast(cand, ncand * (PetscMPIInt)sizeof(ellr_nccl_id), MPI_BYTE, 0, comm));
+  for (PetscMPIInt k = 0; k < ncand; k++) {
+    for (MatELLRParked **pp = &MatELLRParkedList; *pp && !at[k]; pp = &(*pp)->next)
+      if ((*pp)->size == size && (*pp)->rank == rank && !memcmp((*pp)->uuid, uuid, 16) && !memcmp((*pp)->id.bytes, cand[k].bytes, sizeof(cand[k].bytes))) at[k] = pp;
+    if (at[k]) held |= 1 << k;
+  }
+  PetscCallMPI(MPIU_Allreduce(&held, &all, 1, MPI_INT, MPI_BAND, comm));
+  for (PetscMPIInt k = 0; k < ncand; k++) {
+    if (all & (1 << k)) {
+      MatELLRParked *p = *at[k];
 
-    *at   = p->next;
-    *nccl = p->nccl;
-    *id   = p->id;
-    free(p);
+      *at[k] = p->next;
+      *nccl  = p->nccl;
+      *id    = p->id;
+      free(p);
+      break;
+    }
   }
   PetscFunctionReturn(PETSC_SUCCESS);
 }

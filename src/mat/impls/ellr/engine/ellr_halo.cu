@@ -24,8 +24,6 @@ static struct {
   ncclResult_t (*get_unique_id)(ncclUniqueId *);
   ncclResult_t (*comm_init_rank_config)(ncclComm_t *, int, ncclUniqueId, int, ncclConfig_t *);
   ncclResult_t (*get_async_error)(ncclComm_t, ncclResult_t *);
-  ncclResult_t (*comm_destroy)(ncclComm_t);
-  ncclResult_t (*comm_finalize)(ncclComm_t);
   ncclResult_t (*comm_abort)(ncclComm_t);
   ncclResult_t (*group_start)(void);
   ncclResult_t (*group_end)(void);
@@ -54,8 +52,6 @@ static void nccl_load(void)
   NCCL_SYM(get_unique_id, ncclGetUniqueId)
   NCCL_SYM(comm_init_rank_config, ncclCommInitRankConfig)
   NCCL_SYM(get_async_error, ncclCommGetAsyncError)
-  NCCL_SYM(comm_destroy, ncclCommDestroy)
-  NCCL_SYM(comm_finalize, ncclCommFinalize)
   NCCL_SYM(comm_abort, ncclCommAbort)
   NCCL_SYM(group_start, ncclGroupStart)
   NCCL_SYM(group_end, ncclGroupEnd)
@@ -277,14 +273,17 @@ void ellr_nccl_comm_drop(ellr_nccl_comm *comm)
   comm->dropped = 1;
 }
 
-void ellr_nccl_comm_destroy(ellr_nccl_comm *comm, int finalize)
+int ellr_nccl_comm_reusable(const ellr_nccl_comm *comm)
+{
+  return comm && !comm->dropped && nccl_busy != comm && comm->linked == ncclSuccess && !comm->overdue;
+}
+
+void ellr_nccl_comm_destroy(ellr_nccl_comm *comm)
 {
   if (!comm) return;
   if (!comm->dropped) {
-    if (nccl_busy == comm && !finalize) nccl_busy = NULL; /* the abort below ends its background work */
-    if (finalize) nccl_idle(); /* finalize: agreed by every rank with the connection's outcome (the caller's rule) */
-    if (finalize && nccl_settle(comm, nccl.comm_finalize(comm->comm)) == ncclSuccess) (void)nccl.comm_destroy(comm->comm);
-    else (void)nccl.comm_abort(comm->comm);
+    if (nccl_busy == comm) nccl_busy = NULL; /* the abort below ends its background work */
+    (void)nccl.comm_abort(comm->comm);
   }
   if (comm->stream) (void)cudaStreamDestroy(comm->stream);
   (void)cudaFree(comm->probe);
@@ -310,8 +309,13 @@ ellr_status ellr_nccl_comm_create(int nranks, int rank, const ellr_nccl_id *id, 
   *comm = NULL;
   return ellr_error(ELLR_ERR_ARG, "the library was built without NCCL's header (nccl.h)");
 }
-void        ellr_nccl_comm_destroy(ellr_nccl_comm *comm, int finalize) { (void)comm, (void)finalize; }
+void        ellr_nccl_comm_destroy(ellr_nccl_comm *comm) { (void)comm; }
 void        ellr_nccl_comm_drop(ellr_nccl_comm *comm) { (void)comm; }
+int         ellr_nccl_comm_reusable(const ellr_nccl_comm *comm)
+{
+  (void)comm;
+  return 0;
+}
 void        ellr_nccl_connect_at_setup(void) { }
 ellr_status ellr_nccl_settle(ellr_nccl_comm *comm)
 {

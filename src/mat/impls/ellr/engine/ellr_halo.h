@@ -38,13 +38,16 @@ ellr_status ellr_nccl_get_id(ellr_nccl_id *id); /* on one rank, then broadcast *
 ellr_status ellr_nccl_comm_create(int nranks, int rank, const ellr_nccl_id *id, ellr_nccl_comm **comm);
 /* The communicator is made non-blocking: 1 once its set-up is done, 0 while it goes on, -1 if it failed. */
 int         ellr_nccl_comm_ready(ellr_nccl_comm *comm);
-/* finalize (its queued work flushed) then destroy, where every rank found the set-up done; else abort: the ranks of
-   one communicator must all do the same, so the caller passes what they agreed, not this rank's own view */
-void        ellr_nccl_comm_destroy(ellr_nccl_comm *comm, int finalize);
+/* aborts and frees comm: waits for no peer, so a rank may decide it alone (a finalize would wait for peers that may
+   have kept their half); the caller has no work of its own outstanding on it */
+void        ellr_nccl_comm_destroy(ellr_nccl_comm *comm);
 /* aborts NCCL's communicator (every rank at the same point, after a failure they agreed on) but keeps comm, whose calls
    then fail with a message, until ellr_nccl_comm_destroy(): a holder of the pointer (a Krylov loop mid-solve) gets an
    error, not freed memory */
 void        ellr_nccl_comm_drop(ellr_nccl_comm *comm);
+/* 1 where comm may serve another communicator of the same ranks: not dropped, no connection of ellr_nccl_connect() in
+   flight or failed or overdue (a set-up still under way is allowed: its next holder polls it).  Local. */
+int         ellr_nccl_comm_reusable(const ellr_nccl_comm *comm);
 /* NCCL connects the peers of its collectives in a communicator's set-up instead of at their first call (it sets
    NCCL_RUNTIME_CONNECT=0 in the process's environment unless it is set there; NCCL reads it once, before its first
    communicator).  Called before any communicator is made. */

@@ -65,14 +65,17 @@ static PetscErrorCode MatELLRMPIPrepareBlocks(Mat A, Mat_ELLR *e, PetscBool tran
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* Makes an MPI matrix's blocks' storage current ahead of its first product.  The Krylov loop on several ranks does so
-   before it agrees on NCCL's connection of the exchange's pairs, which it may wait for: the build then overlaps the
-   connection, as in PETSc's own loop, where the first product builds before its exchange waits. */
+/* Makes an assembled MPI matrix's blocks' storage current ahead of its first product, as that product would.  The
+   Krylov loop on several ranks does so before it agrees on NCCL's connection of the exchange's pairs, which it may wait
+   for: the build then overlaps a connection still under way, as in PETSc's own loop, where the first product builds
+   before its exchange waits.  Not collective, as the product's build is not: a rank that fails here stops its solve
+   with an error as the product would. */
 PetscErrorCode MatELLRMPIPrepare(Mat A)
 {
   Mat_ELLR *e;
 
   PetscFunctionBegin;
+  if (!A->assembled || MatELLRBoundToCPU(A)) PetscFunctionReturn(PETSC_SUCCESS); /* the product says what is wrong, or runs the base type's */
   PetscCall(MatELLRGetData(A, &e));
   if (e && e->mpi) PetscCall(MatELLRMPIPrepareBlocks(A, e, PETSC_FALSE));
   PetscFunctionReturn(PETSC_SUCCESS);
