@@ -133,6 +133,17 @@ ok_lines() {
   if grep -q "^FAIL" "$out"; then echo "a check failed ($*)"; grep "^FAIL" "$out"; return 1; fi
   [ "$(grep -c "^ok" "$out")" -ge "$want" ] || { echo "fewer than $want checks ran ($*)"; cat "$out"; return 1; }
 }
+# park_order CMD...: tests/nccl_park.c's three passes took, in order, a new NCCL communicator, a new one (the ranks
+# reversed) and the first pass's parked one (-info :sys, rank 0's lines), and their products were right
+park_order() {
+  local out=$SCRATCH/park.$$.$RANDOM seq
+  run "$out" "$@" || { echo "exit status $? ($*)"; tail -20 "$out"; return 1; }
+  if grep -q "^FAIL" "$out"; then echo "a check failed ($*)"; grep "^FAIL" "$out"; return 1; fi
+  [ "$(grep -c "^ok pass" "$out")" = 3 ] || { echo "not all three passes checked ($*)"; grep -v '^\[' "$out"; return 1; }
+  seq=$(grep -E '^pass [0-9]|^\[0\] .*ghost values (GPU to GPU through NCCL|staged through the host)' "$out" |
+    sed -E -e 's/^(pass [0-9]).*/\1/' -e 's/.*once its set-up is done.*/new/' -e 's/.*earlier objects.*/reused/' -e 's/.*staged through the host.*/none/' | tr '\n' ' ')
+  [ "$seq" = "pass 0 new pass 1 new pass 2 reused " ] || { echo "NCCL communicators taken: $seq(expected: pass 0 new pass 1 new pass 2 reused)"; return 1; }
+}
 # signs of a crash rather than a clean PETSc error
 crashed() { grep -qE "Caught signal|Segmentation|SEGV|double free|Aborted \(core|free\(\): invalid|corrupted" "$1"; }
 
@@ -628,6 +639,8 @@ else PT_OK=0; tail -n +2 "$PTLOG" >"$PTLOG.rest"; Q=1 fail petsc_tutorials_build
       # the objects of one case all destroyed before the next: PETSc frees its communicator, the next one of the same
       # ranks takes the NCCL communicator parked then instead of a new set-up; the products on it still right
       t_grep "nccl_reuses_communicator_np$np" "with the NCCL communicator of earlier objects on these ranks && ^ok rect_tall pellr && ^diff_aij: [0-9]+ checks, 0 failed" -- $MPIEXEC -n $np "$DIFF" -group core -cases band,rect_tall -ellr_nccl_wait -info :sys $ENGINE
+      # the same ranks in reverse order make their own NCCL communicator; the same order again takes the parked one
+      t_fn "nccl_park_order_np$np" park_order $MPIEXEC -n $np "$BUILD/tests/nccl_park" -ellr_nccl_wait -info :sys
       # the early connection failing on one rank (the engine's test hook): every rank leaves NCCL together, no hang, the
       # products right on MPI's exchange
       t_grep "nccl_connect_failure_falls_back_np$np" "^ok connection failure && connection of the exchange's ranks failed .*MPI's exchange from now on" -- $MPIEXEC -n $np "$BUILD/tests/nccl_connect_fail" -ellr_nccl_wait -info :mat,sys
