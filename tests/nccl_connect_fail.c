@@ -9,32 +9,10 @@ static char help[] = "NCCL's early connection of the ghost exchange failing on o
   first's (same values; the exchanges move values exactly) with the library's storage counting them.  One line on
   rank 0: "ok ..." or "FAIL ...".
 */
-#include <petscellr.h>
+#include "far_band.h"
 #include "ellr.h" /* the engine's test hook */
 
 static PetscInt N = 2000;
-
-static PetscErrorCode Make(Mat *A)
-{
-  PetscInt lo, hi;
-
-  PetscFunctionBeginUser;
-  PetscCall(MatCreate(PETSC_COMM_WORLD, A));
-  PetscCall(MatSetSizes(*A, PETSC_DECIDE, PETSC_DECIDE, N, N));
-  PetscCall(MatSetType(*A, MATELLR));
-  PetscCall(MatSetFromOptions(*A));
-  PetscCall(MatSetUp(*A));
-  PetscCall(MatGetOwnershipRange(*A, &lo, &hi));
-  for (PetscInt i = lo; i < hi; i++) {
-    PetscCall(MatSetValue(*A, i, i, 4.0 + 0.01 * i, INSERT_VALUES));
-    PetscCall(MatSetValue(*A, i, (i + 1) % N, -1.0, INSERT_VALUES));
-    PetscCall(MatSetValue(*A, i, (i + N - 1) % N, -1.0, INSERT_VALUES));
-    PetscCall(MatSetValue(*A, i, (i + N / 2) % N, 0.5, INSERT_VALUES)); /* ghosts from the far rank too */
-  }
-  PetscCall(MatAssemblyBegin(*A, MAT_FINAL_ASSEMBLY));
-  PetscCall(MatAssemblyEnd(*A, MAT_FINAL_ASSEMBLY));
-  PetscFunctionReturn(0);
-}
 
 int main(int argc, char **argv)
 {
@@ -50,12 +28,12 @@ int main(int argc, char **argv)
   PetscCallMPI(MPI_Comm_rank(PETSC_COMM_WORLD, &rank));
   PetscCallMPI(MPI_Comm_size(PETSC_COMM_WORLD, &size));
   if (rank == size - 1) ellr_test_fail_next(ELLR_STAGE_CONNECT); /* the first connection attempted: A's or B's */
-  PetscCall(Make(&A));
+  PetscCall(MakeFarBand(PETSC_COMM_WORLD, N, &A));
   PetscCall(MatCreateVecs(A, &x, &y));
   PetscCall(VecDuplicate(y, &z));
   PetscCall(VecSetRandom(x, NULL));
   PetscCall(MatMult(A, x, y)); /* NCCL ready from here (-ellr_nccl_wait) */
-  PetscCall(Make(&B));         /* an assembly after it: the connection, where A's did not attempt it */
+  PetscCall(MakeFarBand(PETSC_COMM_WORLD, N, &B)); /* an assembly after it: the connection, where A's did not attempt it */
   PetscCall(MatELLRGetProductCount(B, &before));
   PetscCall(MatMult(B, x, z));
   PetscCall(MatMult(B, x, z));

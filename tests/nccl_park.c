@@ -10,32 +10,9 @@ static char help[] = "NCCL communicators kept across PETSc communicators: the sa
   Rank 0 prints "pass K" before each pass, then "ok pass K ..." or "FAIL pass K ..." (the product against MATAIJ's on
   the host); tests/run.sh reads which NCCL communicator each pass took from -info.
 */
-#include <petscellr.h>
+#include "far_band.h"
 
 static PetscInt N = 3000;
-
-/* A periodic band with a far entry (ghost values from every rank), the same global values whatever the ranks. */
-static PetscErrorCode Make(MPI_Comm comm, Mat *A)
-{
-  PetscInt lo, hi;
-
-  PetscFunctionBeginUser;
-  PetscCall(MatCreate(comm, A));
-  PetscCall(MatSetSizes(*A, PETSC_DECIDE, PETSC_DECIDE, N, N));
-  PetscCall(MatSetType(*A, MATELLR));
-  PetscCall(MatSetFromOptions(*A));
-  PetscCall(MatSetUp(*A));
-  PetscCall(MatGetOwnershipRange(*A, &lo, &hi));
-  for (PetscInt i = lo; i < hi; i++) {
-    PetscCall(MatSetValue(*A, i, i, 4.0 + 0.01 * i, INSERT_VALUES));
-    PetscCall(MatSetValue(*A, i, (i + 1) % N, -1.0, INSERT_VALUES));
-    PetscCall(MatSetValue(*A, i, (i + N - 1) % N, -1.0, INSERT_VALUES));
-    PetscCall(MatSetValue(*A, i, (i + N / 2) % N, 0.5, INSERT_VALUES));
-  }
-  PetscCall(MatAssemblyBegin(*A, MAT_FINAL_ASSEMBLY));
-  PetscCall(MatAssemblyEnd(*A, MAT_FINAL_ASSEMBLY));
-  PetscFunctionReturn(0);
-}
 
 /* x_i from its global index only */
 static PetscErrorCode Fill(Vec x)
@@ -60,7 +37,7 @@ static PetscErrorCode Pass(MPI_Comm comm, PetscInt k)
 
   PetscFunctionBeginUser;
   PetscCall(PetscPrintf(PETSC_COMM_WORLD, "pass %" PetscInt_FMT "\n", k));
-  PetscCall(Make(comm, &A));
+  PetscCall(MakeFarBand(comm, N, &A));
   PetscCall(MatConvert(A, MATAIJ, MAT_INITIAL_MATRIX, &H));
   PetscCall(MatCreateVecs(A, &x, &y));
   PetscCall(MatCreateVecs(H, &hx, &hy));
