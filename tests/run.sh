@@ -367,6 +367,9 @@ CGPATH=host; [ "$BACKEND" = cuda ] && CGPATH=graph
 t_fn cg_device_aij ok_lines 35 "$BUILD/tests/cg_device" -path host
 t_fn cg_device_ellrt ok_lines 35 "$BUILD/tests/cg_device" -mat_type ellrt -path $CGPATH $ENGINE
 t_fn cg_device_pellr ok_lines 35 "$BUILD/tests/cg_device" -mat_type pellr -path $CGPATH $ENGINE
+# point-block Jacobi: over blocks of one the diagonal in the passes (-info says so), over blocks of two applied by PETSc
+t_grep cgdevice_pbjacobi_in_the_passes "preconditioner diagonal, in the passes && KSP iterations: [0-9]+ \(CONVERGED_RTOL\)" -- "$EX1" -mat_type ellrt -n 12 -ksp_type cgdevice -pc_type pbjacobi -info :ksp $ENGINE
+t_fn cg_device_pbjacobi_blocks_of_two ok_lines 35 "$BUILD/tests/cg_device" -mat_type ellrt -path $CGPATH -mat_block_size 2 -regress 0 $ENGINE
 # (-ellr_nccl 0: on ranks with a GPU each the loop would sum its reductions through NCCL, the nccl_* tests below)
 t_fn cg_device_np2_runs_kspcg ok_lines 35 $MPIEXEC -n 2 "$BUILD/tests/cg_device" -mat_type ellrt -path kspcg -ellr_nccl 0 $ENGINE
 [ "$BACKEND" = cuda ] && t_fn cg_device_aijcusparse ok_lines 35 "$BUILD/tests/cg_device" -mat_type aijcusparse -path graph

@@ -35,11 +35,20 @@ static PetscErrorCode KSPDeviceLoopVecOnGPU(Vec v, PetscBool *gpu)
 PetscErrorCode KSPDeviceLoopPCKind(KSP ksp, Mat A, cgloop_pc *kind)
 {
   MatNullSpace nsp = NULL;
-  PetscBool    none, jacobi;
+  PetscBool    none, jacobi, pbjacobi;
+  PetscInt     bs = 0;
+  Mat          P;
 
   PetscFunctionBegin;
   PetscCall(PetscObjectTypeCompare((PetscObject)ksp->pc, PCNONE, &none));
   PetscCall(PetscObjectTypeCompare((PetscObject)ksp->pc, PCJACOBI, &jacobi));
+  PetscCall(PetscObjectTypeCompare((PetscObject)ksp->pc, PCPBJACOBI, &pbjacobi));
+  if (pbjacobi) {
+    PetscCall(PCGetOperators(ksp->pc, NULL, &P));
+    PetscCall(MatGetBlockSize(P, &bs));
+  }
+  /* point-block Jacobi over blocks of one is a diagonal too (z_i = d_i r_i, the same product); larger blocks PETSc applies */
+  if (pbjacobi && bs == 1) jacobi = PETSC_TRUE;
   PetscCall(MatGetNullSpace(A, &nsp)); /* KSP_PCApply() and KSP_PCApplyBAorAB() remove it */
   *kind = nsp ? CGLOOP_PC_GENERAL : (none ? CGLOOP_PC_NONE : (jacobi ? CGLOOP_PC_DIAGONAL : CGLOOP_PC_GENERAL));
   PetscFunctionReturn(PETSC_SUCCESS);
