@@ -145,11 +145,14 @@ static PetscErrorCode Solve(Mat A, Vec b, const Case *cs, KSPType type, Result *
 
 /* Regressions, each against KSPCG with the same options (PCJACOBI unless said):
    - KSPReset() then a system of another size (the diagonal's vector made again);
+   - Jacobi's scaling as PETSc's Jacobi makes it: a zero diagonal entry (made one; left zero with the fix off: a
+     singular preconditioner), a diagonal of both signs with and without -pc_jacobi_abs, the row sums (PETSc's own preconditioner applied on ones), and a reused
+     preconditioner after the diagonal changed (the first solve's scaling kept, as PETSc's Jacobi keeps it);
    - -ksp_max_it 0 (KSPCG's loop runs one iteration and counts it);
    - a diagonal entry Inf: p'Ap not finite at the third iteration, counted as KSPCG counts it;
    - KSPCGUseSingleReduction() after KSPSetFromOptions() keeps KSPCGDEVICE's solve: PETSC_FALSE runs the library's
      loop (one process), PETSC_TRUE KSPCG's single-reduction loop, as asked. */
-static PetscErrorCode Regress(PetscInt n, const char *test, KSPType type, KSPConvergedReason *reason, PetscInt *its, char path[256])
+static PetscErrorCode Regress(PetscInt n, const char *test, KSPType type, KSPConvergedReason *reason, PetscInt *its, PetscReal *rnorm, char path[256])
 {
   KSP ksp;
   PC  pc;
@@ -165,6 +168,14 @@ static PetscErrorCode Regress(PetscInt n, const char *test, KSPType type, KSPCon
     PetscCall(MatAssemblyBegin(A, MAT_FINAL_ASSEMBLY));
     PetscCall(MatAssemblyEnd(A, MAT_FINAL_ASSEMBLY));
   }
+  if (!strncmp(test, "zero_diagonal", 13)) {
+    PetscInt lo, hi;
+    PetscCall(MatGetOwnershipRange(A, &lo, &hi));
+    if (n * n / 3 >= lo && n * n / 3 < hi) PetscCall(MatSetValue(A, n * n / 3, n * n / 3, 0.0, INSERT_VALUES));
+    PetscCall(MatAssemblyBegin(A, MAT_FINAL_ASSEMBLY));
+    PetscCall(MatAssemblyEnd(A, MAT_FINAL_ASSEMBLY));
+  }
+  if (!strncmp(test, "mixed_sign", 10)) PetscCall(MatShift(A, -4.0)); /* diagonal entries of both signs */
   PetscCall(MatCreateVecs(A, &x, &b));
   PetscCall(VecSet(b, 1.0));
   PetscCall(KSPCreate(PETSC_COMM_WORLD, &ksp));
@@ -174,6 +185,15 @@ static PetscErrorCode Regress(PetscInt n, const char *test, KSPType type, KSPCon
   PetscCall(PCSetType(pc, !strcmp(test, "inf_entry") ? PCNONE : PCJACOBI));
   PetscCall(KSPSetTolerances(ksp, 1e-10, PETSC_DEFAULT, PETSC_DEFAULT, !strcmp(test, "max_it_0") ? 0 : 1000));
   PetscCall(KSPSetFromOptions(ksp));
+  if (!strcmp(test, "zero_diagonal_unfixed")) PetscCall(PCJacobiSetFixDiagonal(pc, PETSC_FALSE));
+  if (!strcmp(test, "mixed_sign_abs")) PetscCall(PCJacobiSetUseAbs(pc, PETSC_TRUE));
+  if (!strcmp(test, "rowsum")) PetscCall(PCJacobiSetType(pc, PC_JACOBI_ROWSUM));
+  if (!strcmp(test, "reuse_after_shift")) {
+    PetscCall(KSPSolve(ksp, b, x));
+    PetscCall(MatShift(A, 3.0));
+    PetscCall(KSPSetReusePreconditioner(ksp, PETSC_TRUE));
+    PetscCall(VecSet(x, 0.0));
+  }
   if (!strcmp(test, "single_reduction_off")) PetscCall(KSPCGUseSingleReduction(ksp, PETSC_FALSE));
   if (!strcmp(test, "single_reduction_on")) PetscCall(KSPCGUseSingleReduction(ksp, PETSC_TRUE));
   if (!strcmp(test, "reset_new_size")) {
@@ -189,6 +209,7 @@ static PetscErrorCode Regress(PetscInt n, const char *test, KSPType type, KSPCon
   PetscCall(KSPSolve(ksp, b, x));
   PetscCall(KSPGetConvergedReason(ksp, reason));
   PetscCall(KSPGetIterationNumber(ksp, its));
+  PetscCall(KSPGetResidualNorm(ksp, rnorm));
   PetscCall(KSPLoopPath(ksp, path));
   PetscCall(KSPDestroy(&ksp));
   PetscCall(VecDestroy(&x));
@@ -283,22 +304,24 @@ int main(int argc, char **argv)
     PetscCall(MatDestroy(&A));
   }
   if (regress) {
-    const char *tests[] = {"reset_new_size", "max_it_0", "inf_entry", "single_reduction_off", "single_reduction_on"};
+    const char *tests[] = {"reset_new_size", "max_it_0", "inf_entry", "zero_diagonal", "zero_diagonal_unfixed", "mixed_sign", "mixed_sign_abs", "rowsum", "reuse_after_shift", "single_reduction_off", "single_reduction_on"};
     PetscMPIInt size;
 
     PetscCallMPI(MPI_Comm_size(PETSC_COMM_WORLD, &size));
     for (size_t k = 0; k < sizeof(tests) / sizeof(tests[0]); k++) {
       KSPConvergedReason rcg, rdev;
       PetscInt           icg, idev;
+      PetscReal          ncg, ndev;
       char               pcg[256], pdev[256], what[512];
       PetscBool          ok;
 
-      PetscCall(Regress(n, tests[k], KSPCG, &rcg, &icg, pcg));
-      PetscCall(Regress(n, tests[k], KSPCGDEVICE, &rdev, &idev, pdev));
-      ok = (PetscBool)(rcg == rdev && icg == idev);
+      PetscCall(Regress(n, tests[k], KSPCG, &rcg, &icg, &ncg, pcg));
+      PetscCall(Regress(n, tests[k], KSPCGDEVICE, &rdev, &idev, &ndev, pdev));
+      /* the last norms as the histories: equal to rounding (1e-6 relative) where the solve converged */
+      ok = (PetscBool)(rcg == rdev && icg == idev && (rcg <= 0 || PetscAbsReal(ncg - ndev) <= 1e-6 * PetscMax(ncg, ndev) + 1e-300));
       if (size == 1 && !strcmp(tests[k], "single_reduction_off")) ok = (PetscBool)(ok && strcmp(pdev, "KSPCG's loop"));
       if (!strcmp(tests[k], "single_reduction_on")) ok = (PetscBool)(ok && !strcmp(pdev, "KSPCG's loop"));
-      PetscCall(PetscSNPrintf(what, sizeof(what), "%s: reason %s / %s, iterations %" PetscInt_FMT " / %" PetscInt_FMT " (KSPCG / cgdevice), ran %s", tests[k], KSPConvergedReasons[rcg], KSPConvergedReasons[rdev], icg, idev, pdev));
+      PetscCall(PetscSNPrintf(what, sizeof(what), "%s: reason %s / %s, iterations %" PetscInt_FMT " / %" PetscInt_FMT ", last norm %g / %g (KSPCG / cgdevice), ran %s", tests[k], KSPConvergedReasons[rcg], KSPConvergedReasons[rdev], icg, idev, (double)ncg, (double)ndev, pdev));
       PetscCall(Check(ok, what));
     }
   }

@@ -144,6 +144,7 @@ static PetscErrorCode KSPSolve_BCGSDevice(KSP ksp)
   if (why) {
     L->path = KSP_DEVICELOOP_PETSC;
     PetscCall(PetscInfo(ksp, "KSPBCGS's own loop runs: %s\n", why));
+    L->d_jacobi = PETSC_FALSE; /* PETSc's loop sets up its own Jacobi */
     PetscCall((*L->base_solve)(ksp));
     PetscFunctionReturn(PETSC_SUCCESS);
   }

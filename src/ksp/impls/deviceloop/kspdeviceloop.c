@@ -109,9 +109,69 @@ PetscErrorCode KSPDeviceLoopChoosePath(KSPDeviceLoop *L, KSP ksp, Mat A, cgloop_
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* a diagonal preconditioner is its action on ones: z = d .* r, bit for bit */
+/* PCJACOBI over the diagonal, made here from the preconditioning matrix as PETSc's Jacobi makes it (MatGetDiagonal(),
+   then cgloop_jacobi_scaling()), on the GPU where the loop runs there: PETSc's own set-up, at the first PCApply(),
+   reads the scaling back to the host for its zero check and sends it up again (milliseconds at a few million rows).
+   Where the preconditioner is reused, the scaling the loop made at its last solve is kept, as PETSc's Jacobi keeps
+   its own; PETSc's preconditioner itself is read where the loop made none (PETSc's may hold one, from its own loop),
+   with a diagonal scaling of the system and for other Jacobi types. *done says whether d is set. */
+static PetscErrorCode KSPDeviceLoopJacobi(KSPDeviceLoop *L, KSP ksp, PetscBool *done)
+{
+  PetscBool    jacobi, reuse, absolute, fix, isset, isspd;
+  PCJacobiType type;
+  PetscInt     n;
+  PetscScalar *a;
+  Mat          P;
+
+  PetscFunctionBegin;
+  *done = PETSC_FALSE;
+  PetscCall(PetscObjectTypeCompare((PetscObject)ksp->pc, PCJACOBI, &jacobi));
+  if (!jacobi) PetscFunctionReturn(PETSC_SUCCESS);
+  PetscCall(PCGetReusePreconditioner(ksp->pc, &reuse));
+  PetscCall(PCJacobiGetType(ksp->pc, &type));
+#if PETSC_VERSION_LT(3, 26, 0)
+  if (ksp->dscale) type = PC_JACOBI_ROWSUM; /* the system scaled around the solve: PETSc's own */
+#endif
+  if (type != PC_JACOBI_DIAGONAL) L->d_jacobi = PETSC_FALSE;
+  if (reuse && L->d_jacobi) { /* PETSc's Jacobi would keep the scaling of that set-up */
+    *done = PETSC_TRUE;
+    PetscFunctionReturn(PETSC_SUCCESS);
+  }
+  if (reuse || type != PC_JACOBI_DIAGONAL) PetscFunctionReturn(PETSC_SUCCESS);
+  PetscCall(PCJacobiGetUseAbs(ksp->pc, &absolute));
+  PetscCall(PCJacobiGetFixDiagonal(ksp->pc, &fix));
+  PetscCall(PCGetOperators(ksp->pc, NULL, &P));
+  PetscCall(MatIsSPDKnown(P, &isset, &isspd));
+  if (isset && isspd) fix = PETSC_FALSE; /* PETSc fixes zeros only where the matrix is not known SPD */
+  PetscCall(MatGetDiagonal(P, L->d));
+  PetscCall(VecGetLocalSize(L->d, &n));
+#if defined(KSP_DEVICELOOP_CUDA)
+  if (L->path != KSP_DEVICELOOP_HOST) {
+    void *stream;
+
+    PetscCall(MatELLRGetStream(&stream)); /* where PETSc's vector kernels go */
+    PetscCall(VecCUDAGetArray(L->d, &a));
+    KSPDeviceLoopCheckCUDA(ksp, cgloop_cuda_jacobi(stream, n, a, absolute, fix), "Making Jacobi's scaling");
+    PetscCall(VecCUDARestoreArray(L->d, &a));
+    *done       = PETSC_TRUE;
+    L->d_jacobi = PETSC_TRUE;
+    PetscFunctionReturn(PETSC_SUCCESS);
+  }
+#endif
+  PetscCall(VecGetArray(L->d, &a));
+  cgloop_host_jacobi(n, a, absolute, fix);
+  PetscCall(VecRestoreArray(L->d, &a));
+  *done       = PETSC_TRUE;
+  L->d_jacobi = PETSC_TRUE;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* a diagonal preconditioner's scaling d, so that z = d .* r has PCApply()'s bits: PCJACOBI's made from the matrix
+   (above), any other the preconditioner's action on ones (W: a work vector) */
 PetscErrorCode KSPDeviceLoopDiagonal(KSPDeviceLoop *L, KSP ksp, Vec R, Vec W)
 {
+  PetscBool done;
+
   PetscFunctionBegin;
   if (L->d) { /* made for other vectors (a KSPReset() and a new size, or another vector type): made again */
     PetscInt  nd, nr;
@@ -122,7 +182,12 @@ PetscErrorCode KSPDeviceLoopDiagonal(KSPDeviceLoop *L, KSP ksp, Vec R, Vec W)
     PetscCall(PetscObjectTypeCompare((PetscObject)L->d, ((PetscObject)R)->type_name, &same));
     if (nd != nr || !same) PetscCall(VecDestroy(&L->d));
   }
-  if (!L->d) PetscCall(VecDuplicate(R, &L->d));
+  if (!L->d) {
+    PetscCall(VecDuplicate(R, &L->d));
+    L->d_jacobi = PETSC_FALSE;
+  }
+  PetscCall(KSPDeviceLoopJacobi(L, ksp, &done));
+  if (done) PetscFunctionReturn(PETSC_SUCCESS);
   PetscCall(VecSet(W, 1.0));
   PetscCall(KSP_PCApply(ksp, W, L->d));
   PetscFunctionReturn(PETSC_SUCCESS);

@@ -53,7 +53,8 @@ struct KSPDeviceLoop_ {
   PetscLogEvent  setup_event;                            /* the GPU loop's one-time work in a solve */
   PetscInt       check_every, batch;
   KSPDeviceLoopPath path;
-  Vec               d; /* the diagonal preconditioner's scaling: B applied to ones */
+  Vec               d;        /* the diagonal preconditioner's scaling */
+  PetscBool         d_jacobi; /* d is PCJACOBI's scaling, made by the loop at its last solve (PETSc's Jacobi may hold none) */
 
   /* one solve's */
   KSP                ksp;
