@@ -267,6 +267,7 @@ int main(int argc, char **argv)
   const Case cases[] = {
     {"convection_jacobi",                PCJACOBI, OP_CONVECTION, KSP_NORM_PRECONDITIONED, PETSC_FALSE, PETSC_FALSE, PETSC_FALSE, 1000},
     {"convection_none_guess",            PCNONE,   OP_CONVECTION, KSP_NORM_PRECONDITIONED, PETSC_TRUE,  PETSC_FALSE, PETSC_FALSE, 1000},
+    {"convection_jacobi_guess",          PCJACOBI, OP_CONVECTION, KSP_NORM_PRECONDITIONED, PETSC_TRUE,  PETSC_FALSE, PETSC_FALSE, 1000},
     {"convection_jacobi_monitor",        PCJACOBI, OP_CONVECTION, KSP_NORM_PRECONDITIONED, PETSC_FALSE, PETSC_TRUE,  PETSC_FALSE, 1000},
     {"convection_ilu_petsc_applies",     PCILU,    OP_CONVECTION, KSP_NORM_PRECONDITIONED, PETSC_TRUE,  PETSC_FALSE, PETSC_FALSE, 1000},
     {"convection_jacobi_max_it_7",       PCJACOBI, OP_CONVECTION, KSP_NORM_PRECONDITIONED, PETSC_FALSE, PETSC_FALSE, PETSC_FALSE, 7   },

@@ -157,8 +157,17 @@ static PetscErrorCode KSPSolve_BCGSDevice(KSP ksp)
   S  = ksp->work[4];
   Pv = ksp->work[5];
 
-  /* the start, as KSPBCGS's: r = B (b - A x), the first norm and test, rp = r, p = v = 0, rho = (r, rp) */
-  PetscCall(KSPInitialResidual(ksp, X, V, T, R, B));
+  /* the start, as KSPBCGS's: r = B (b - A x) (KSPInitialResidual(); with a diagonal B, r = (b - A x) .* d, its bits,
+     so that PETSc's Jacobi need not set itself up: KSPDeviceLoopDiagonal()), the first norm and test, rp = r, p = v = 0,
+     rho = (r, rp) */
+  if (pc == CGLOOP_PC_DIAGONAL) {
+    PetscCall(KSPDeviceLoopDiagonal(L, ksp, R, T));
+    if (!ksp->guess_zero) {
+      PetscCall(KSP_MatMult(ksp, A, X, V));
+      PetscCall(VecWAXPY(T, -1.0, V, B));
+    } else PetscCall(VecCopy(B, T));
+    PetscCall(VecPointwiseMult(R, T, L->d));
+  } else PetscCall(KSPInitialResidual(ksp, X, V, T, R, B));
   if (ksp->normtype != KSP_NORM_NONE) {
     PetscCall(VecNorm(R, NORM_2, &dp));
     KSPCheckNorm(ksp, dp);
@@ -175,7 +184,6 @@ static PetscErrorCode KSPSolve_BCGSDevice(KSP ksp)
   PetscCall(VecDot(R, RP, &rho));
 
   /* the iterations */
-  if (pc == CGLOOP_PC_DIAGONAL) PetscCall(KSPDeviceLoopDiagonal(L, ksp, R, T));
   PetscCall(VecGetLocalSize(R, &n));
   L->ksp          = ksp;
   L->A            = A;
