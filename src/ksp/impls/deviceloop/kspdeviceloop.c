@@ -100,7 +100,14 @@ PetscErrorCode KSPDeviceLoopChoosePath(KSPDeviceLoop *L, KSP ksp, Mat A, cgloop_
     if (e && !e->mpi) {
       PetscCall(MatELLRSeqPrepare(A, e, PETSC_FALSE));
       if (e->backend == MAT_ELLR_BACKEND_CUDA && !MatELLRBoundToCPU(A) && e->dev) L->path = KSP_DEVICELOOP_GRAPH;
-    } else if (!e && cusparse && !MatELLRBoundToCPU(A) && sizeof(PetscInt) == sizeof(int)) L->path = KSP_DEVICELOOP_GRAPH;
+    } else if (!e && cusparse && !MatELLRBoundToCPU(A) && sizeof(PetscInt) == sizeof(int)) {
+      const PetscScalar *v;
+
+      /* aijcusparse's upload now, as the first product would make it: the diagonal is then read on the GPU */
+      PetscCall(MatSeqAIJCUSPARSEGetArrayRead(A, &v));
+      PetscCall(MatSeqAIJCUSPARSERestoreArrayRead(A, &v));
+      L->path = KSP_DEVICELOOP_GRAPH;
+    }
   }
 #else
   (void)pc;
