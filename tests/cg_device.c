@@ -145,9 +145,11 @@ static PetscErrorCode Solve(Mat A, Vec b, const Case *cs, KSPType type, Result *
 
 /* Regressions, each against KSPCG with the same options (PCJACOBI unless said):
    - KSPReset() then a system of another size (the diagonal's vector made again);
-   - Jacobi's scaling as PETSc's Jacobi makes it: a zero diagonal entry (made one; left zero with the fix off: a
-     singular preconditioner), a diagonal of both signs with and without -pc_jacobi_abs, the row sums (PETSc's own preconditioner applied on ones), and a reused
-     preconditioner after the diagonal changed (the first solve's scaling kept, as PETSc's Jacobi keeps it);
+   - Jacobi's scaling as PETSc's Jacobi makes it: a zero diagonal entry (made one; left zero with the fix off or the
+     matrix flagged SPD: a singular preconditioner), a diagonal of both signs with and without -pc_jacobi_abs, the
+     row sums (PETSc's own preconditioner applied on ones); and as PETSc keeps it: a reused preconditioner after the
+     diagonal changed (the first solve's scaling), options changed on an unchanged matrix (no new set-up), a PC type
+     changed and back under reuse (set up afresh);
    - -ksp_max_it 0 (KSPCG's loop runs one iteration and counts it);
    - a diagonal entry Inf: p'Ap not finite at the third iteration, counted as KSPCG counts it;
    - KSPCGUseSingleReduction() after KSPSetFromOptions() keeps KSPCGDEVICE's solve: PETSC_FALSE runs the library's
@@ -188,12 +190,24 @@ static PetscErrorCode Regress(PetscInt n, const char *test, KSPType type, KSPCon
   if (!strcmp(test, "zero_diagonal_unfixed")) PetscCall(PCJacobiSetFixDiagonal(pc, PETSC_FALSE));
   if (!strcmp(test, "mixed_sign_abs")) PetscCall(PCJacobiSetUseAbs(pc, PETSC_TRUE));
   if (!strcmp(test, "rowsum")) PetscCall(PCJacobiSetType(pc, PC_JACOBI_ROWSUM));
-  if (!strcmp(test, "reuse_after_shift")) {
+  if (!strcmp(test, "zero_diagonal_spd")) PetscCall(MatSetOption(A, MAT_SPD, PETSC_TRUE)); /* no fix of zeros then */
+  if (!strcmp(test, "reuse_after_shift") || !strcmp(test, "pc_type_round_trip") || !strcmp(test, "zero_diagonal_fix_toggled") || !strcmp(test, "mixed_sign_abs_toggled")) {
     PetscCall(KSPSolve(ksp, b, x));
-    PetscCall(MatShift(A, 3.0));
-    PetscCall(KSPSetReusePreconditioner(ksp, PETSC_TRUE));
     PetscCall(VecSet(x, 0.0));
   }
+  if (!strcmp(test, "reuse_after_shift")) { /* the first solve's scaling kept */
+    PetscCall(MatShift(A, 3.0));
+    PetscCall(KSPSetReusePreconditioner(ksp, PETSC_TRUE));
+  }
+  if (!strcmp(test, "pc_type_round_trip")) { /* a new Jacobi, set up afresh despite the reuse */
+    PetscCall(PCSetType(pc, PCNONE));
+    PetscCall(PCSetType(pc, PCJACOBI));
+    PetscCall(MatShift(A, 3.0));
+    PetscCall(KSPSetReusePreconditioner(ksp, PETSC_TRUE));
+  }
+  /* the matrix unchanged: PETSc's Jacobi keeps the scaling of its set-up, whatever its options now say */
+  if (!strcmp(test, "zero_diagonal_fix_toggled")) PetscCall(PCJacobiSetFixDiagonal(pc, PETSC_FALSE));
+  if (!strcmp(test, "mixed_sign_abs_toggled")) PetscCall(PCJacobiSetUseAbs(pc, PETSC_TRUE));
   if (!strcmp(test, "single_reduction_off")) PetscCall(KSPCGUseSingleReduction(ksp, PETSC_FALSE));
   if (!strcmp(test, "single_reduction_on")) PetscCall(KSPCGUseSingleReduction(ksp, PETSC_TRUE));
   if (!strcmp(test, "reset_new_size")) {
@@ -304,7 +318,7 @@ int main(int argc, char **argv)
     PetscCall(MatDestroy(&A));
   }
   if (regress) {
-    const char *tests[] = {"reset_new_size", "max_it_0", "inf_entry", "zero_diagonal", "zero_diagonal_unfixed", "mixed_sign", "mixed_sign_abs", "rowsum", "reuse_after_shift", "single_reduction_off", "single_reduction_on"};
+    const char *tests[] = {"reset_new_size", "max_it_0", "inf_entry", "zero_diagonal", "zero_diagonal_unfixed", "zero_diagonal_spd", "zero_diagonal_fix_toggled", "mixed_sign", "mixed_sign_abs", "mixed_sign_abs_toggled", "rowsum", "reuse_after_shift", "pc_type_round_trip", "single_reduction_off", "single_reduction_on"};
     PetscMPIInt size;
 
     PetscCallMPI(MPI_Comm_size(PETSC_COMM_WORLD, &size));

@@ -87,8 +87,8 @@ void cgloop_host_direction(const cgloop_shape *, cgloop_state *, const double *r
 void cgloop_host_curvature(const cgloop_shape *, cgloop_state *, const double *p, const double *w);
 void cgloop_host_step(const cgloop_shape *, cgloop_state *, double *x, double *r, const double *p, const double *w, const double *d);
 void cgloop_host_close(const cgloop_shape *, cgloop_state *, const double *r, const double *z);
-/* the diagonal d (length n) made PCJACOBI's scaling in place (cgloop_rules.h) */
-void cgloop_host_jacobi(long long n, double *d, int absolute, int fix);
+/* PCJACOBI's fix of a zero in its scaling d (length n): made one, as PETSc's Jacobi makes it */
+void cgloop_host_jacobi_fix(long long n, double *d);
 
 /* CUDA: a context per solver (stream, reduction buffers, device and pinned host state, graph); 0 on success, else a
    cudaError_t / cusparseStatus_t value, with a message in cgloop_cuda_error() */
@@ -113,8 +113,8 @@ int cgloop_cuda_direction(cgloop_cuda *, const double *r, const double *d, const
 int cgloop_cuda_curvature(cgloop_cuda *, const double *p, const double *w);
 int cgloop_cuda_step(cgloop_cuda *, double *x, double *r, const double *p, const double *w, const double *d);
 int cgloop_cuda_close(cgloop_cuda *, const double *r, const double *z);
-/* the diagonal d (device, length n) made PCJACOBI's scaling in place on stream (no context needed) */
-int cgloop_cuda_jacobi(void *stream, long long n, double *d, int absolute, int fix);
+/* the same on the GPU, on stream (no context needed) */
+int cgloop_cuda_jacobi_fix(void *stream, long long n, double *d);
 /* w = A p by cuSPARSE on the context's stream for a CSR with 32-bit indices on the device */
 int cgloop_cuda_csr_product(cgloop_cuda *, int nrows, int ncols, int nnz, const int *rowptr, const int *colidx, const double *vals, const double *p, double *w);
 /* the state's copy: enqueued now, ready after cgloop_cuda_state_wait() (the pinned record it returns) */

@@ -258,18 +258,19 @@ int cgloop_cuda_close(cgloop_cuda *c, const double *r, const double *z)
   return cgloop_cuda_reduced(c, CGLOOP_RULE_CG_CLOSE, 2);
 }
 
-__global__ static void cgloop_jacobi_kernel(long long n, double *d, int absolute, int fix)
+__global__ static void cgloop_jacobi_fix_kernel(long long n, double *d)
 {
-  for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n; i += (long long)gridDim.x * blockDim.x) d[i] = cgloop_jacobi_scaling(d[i], absolute, fix);
+  for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n; i += (long long)gridDim.x * blockDim.x)
+    if (d[i] == 0.0) d[i] = 1.0;
 }
 
-int cgloop_cuda_jacobi(void *stream, long long n, double *d, int absolute, int fix)
+int cgloop_cuda_jacobi_fix(void *stream, long long n, double *d)
 {
   long long blocks = (n + CGLOOP_THREADS - 1) / CGLOOP_THREADS;
 
   if (n <= 0) return 0;
   if (blocks > CGLOOP_MAX_BLOCKS) blocks = CGLOOP_MAX_BLOCKS;
-  cgloop_jacobi_kernel<<<(unsigned)blocks, CGLOOP_THREADS, 0, (cudaStream_t)stream>>>(n, d, absolute, fix);
+  cgloop_jacobi_fix_kernel<<<(unsigned)blocks, CGLOOP_THREADS, 0, (cudaStream_t)stream>>>(n, d);
   return (int)cudaGetLastError();
 }
 

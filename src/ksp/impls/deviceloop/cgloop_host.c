@@ -58,7 +58,8 @@ void cgloop_host_close(const cgloop_shape *s, cgloop_state *st, const double *r,
   cgloop_after_step(st, s->norm, zr, s->norm == CGLOOP_NORM_UNPRECONDITIONED ? st->rr : zz);
 }
 
-void cgloop_host_jacobi(long long n, double *d, int absolute, int fix)
+void cgloop_host_jacobi_fix(long long n, double *d)
 {
-  for (long long i = 0; i < n; i++) d[i] = cgloop_jacobi_scaling(d[i], absolute, fix);
+  for (long long i = 0; i < n; i++)
+    if (d[i] == 0.0) d[i] = 1.0;
 }

@@ -33,18 +33,6 @@ CGLOOP_HD static inline void cgloop_set_stop(cgloop_state *st, int why)
   st->stop_it = st->it;
 }
 
-/* PCJACOBI's scaling of one diagonal entry a, as PETSc's Jacobi sets it up: the reciprocal (a zero kept), its absolute
-   value where asked (-pc_jacobi_abs), then a zero made one where the diagonal is fixed (-pc_jacobi_fixdiagonal, unless
-   the matrix is known SPD); the loop's z = d .* r then has PCApply()'s bits */
-CGLOOP_HD static inline double cgloop_jacobi_scaling(double a, int absolute, int fix)
-{
-  double d = a == 0.0 ? a : 1.0 / a;
-
-  if (absolute) d = fabs(d);
-  if (fix && d == 0.0) d = 1.0;
-  return d;
-}
-
 /* the coefficient of the direction update: 0 at the first iteration */
 CGLOOP_HD static inline double cgloop_direction_coefficient(const cgloop_state *st)
 {

@@ -116,15 +116,20 @@ PetscErrorCode KSPDeviceLoopChoosePath(KSPDeviceLoop *L, KSP ksp, Mat A, cgloop_
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* PCJACOBI over the diagonal, made here from the preconditioning matrix as PETSc's Jacobi makes it (MatGetDiagonal(),
-   then cgloop_jacobi_scaling()), on the GPU where the loop runs there: PETSc's own set-up, at the first PCApply(),
-   reads the scaling back to the host for its zero check and sends it up again (milliseconds at a few million rows).
-   Where the preconditioner is reused, the scaling the loop made at its last solve is kept, as PETSc's Jacobi keeps
-   its own; PETSc's preconditioner itself is read where the loop made none (PETSc's may hold one, from its own loop),
-   with a diagonal scaling of the system and for other Jacobi types. *done says whether d is set. */
+/* PCJACOBI over the diagonal, made by the loop as PETSc's Jacobi makes it (MatGetDiagonal(), VecReciprocal(), VecAbs()
+   with -pc_jacobi_abs, zeros made one unless the fix is off or the matrix known SPD), on the GPU where the loop runs
+   there: PETSc's own set-up, at the first PCApply() and at each PCSetUp() after it, reads the scaling back to the host
+   for its zero check and sends it up again (tens of milliseconds at a few million rows, doc/performance.md).  It is
+   made again where PETSc's Jacobi would be set up again: when PCSetUp() recorded another state of the matrix (not
+   under KSPSetReusePreconditioner(), which skips the set-up of a PC set up before) or the Jacobi type changed.  PETSc's own is read, by
+   applying it to ones, under reuse where the loop holds none (PETSc's may hold an earlier set-up's), with a diagonal
+   scaling of the system and for the other Jacobi types.  Not seen: a type changed and changed back between two solves
+   (PETSc's Jacobi then forgets its scaling), the same loop then running PETSc's own under reuse.  *done says whether
+   L->d is set. */
 static PetscErrorCode KSPDeviceLoopJacobi(KSPDeviceLoop *L, KSP ksp, PetscBool *done)
 {
-  PetscBool    jacobi, reuse, absolute, fix, isset, isspd;
+  PC           pc = ksp->pc;
+  PetscBool    jacobi, reuse, absolute, fix_zeros, isset, isspd, petsc_own = PETSC_FALSE;
   PCJacobiType type;
   PetscInt     n;
   PetscScalar *a;
@@ -132,49 +137,55 @@ static PetscErrorCode KSPDeviceLoopJacobi(KSPDeviceLoop *L, KSP ksp, PetscBool *
 
   PetscFunctionBegin;
   *done = PETSC_FALSE;
-  PetscCall(PetscObjectTypeCompare((PetscObject)ksp->pc, PCJACOBI, &jacobi));
+  PetscCall(PetscObjectTypeCompare((PetscObject)pc, PCJACOBI, &jacobi));
   if (!jacobi) PetscFunctionReturn(PETSC_SUCCESS);
-  PetscCall(PCGetReusePreconditioner(ksp->pc, &reuse));
-  PetscCall(PCJacobiGetType(ksp->pc, &type));
+  PetscCall(PCGetReusePreconditioner(pc, &reuse));
+  PetscCall(PCJacobiGetType(pc, &type));
 #if PETSC_VERSION_LT(3, 26, 0)
-  if (ksp->dscale) type = PC_JACOBI_ROWSUM; /* the system scaled around the solve: PETSc's own */
+  petsc_own = ksp->dscale; /* the system scaled around the solve */
 #endif
-  if (type != PC_JACOBI_DIAGONAL) L->d_jacobi = PETSC_FALSE;
-  if (reuse && L->d_jacobi) { /* PETSc's Jacobi would keep the scaling of that set-up */
+  if (petsc_own || type != PC_JACOBI_DIAGONAL) PetscFunctionReturn(PETSC_SUCCESS);
+  if (!pc->setupcalled) PetscCall(PCSetUp(pc)); /* as PCApply() would first (a new PC, PCSetType() again): reuse or not */
+  if (L->d_jacobi && L->d_type == type && !memcmp(&L->d_matstate, &pc->matstate, sizeof(pc->matstate))) { /* no set-up since */
     *done = PETSC_TRUE;
     PetscFunctionReturn(PETSC_SUCCESS);
   }
-  if (reuse || type != PC_JACOBI_DIAGONAL) PetscFunctionReturn(PETSC_SUCCESS);
-  PetscCall(PCJacobiGetUseAbs(ksp->pc, &absolute));
-  PetscCall(PCJacobiGetFixDiagonal(ksp->pc, &fix));
-  PetscCall(PCGetOperators(ksp->pc, NULL, &P));
+  if (reuse && !L->d_jacobi) PetscFunctionReturn(PETSC_SUCCESS);
+  PetscCall(PCJacobiGetUseAbs(pc, &absolute));
+  PetscCall(PCJacobiGetFixDiagonal(pc, &fix_zeros));
+  PetscCall(PCGetOperators(pc, NULL, &P));
   PetscCall(MatIsSPDKnown(P, &isset, &isspd));
-  if (isset && isspd) fix = PETSC_FALSE; /* PETSc fixes zeros only where the matrix is not known SPD */
+  if (isset && isspd) fix_zeros = PETSC_FALSE; /* PETSc's rule: no fix where the matrix is known SPD */
   PetscCall(MatGetDiagonal(P, L->d));
-  PetscCall(VecGetLocalSize(L->d, &n));
+  PetscCall(VecReciprocal(L->d)); /* PETSc's own, with its handling of zeros on host and GPU */
+  if (absolute) PetscCall(VecAbs(L->d));
+  if (fix_zeros) {
+    PetscCall(VecGetLocalSize(L->d, &n));
 #if defined(KSP_DEVICELOOP_CUDA)
-  if (L->path != KSP_DEVICELOOP_HOST) {
-    void *stream;
+    if (L->path != KSP_DEVICELOOP_HOST) {
+      void *stream;
 
-    PetscCall(MatELLRGetStream(&stream)); /* where PETSc's vector kernels go */
-    PetscCall(VecCUDAGetArray(L->d, &a));
-    KSPDeviceLoopCheckCUDA(ksp, cgloop_cuda_jacobi(stream, n, a, absolute, fix), "Making Jacobi's scaling");
-    PetscCall(VecCUDARestoreArray(L->d, &a));
-    *done       = PETSC_TRUE;
-    L->d_jacobi = PETSC_TRUE;
-    PetscFunctionReturn(PETSC_SUCCESS);
-  }
+      PetscCall(MatELLRGetStream(&stream)); /* where PETSc's vector kernels go */
+      PetscCall(VecCUDAGetArray(L->d, &a));
+      KSPDeviceLoopCheckCUDA(ksp, cgloop_cuda_jacobi_fix(stream, n, a), "Fixing zeros of Jacobi's scaling");
+      PetscCall(VecCUDARestoreArray(L->d, &a));
+    } else
 #endif
-  PetscCall(VecGetArray(L->d, &a));
-  cgloop_host_jacobi(n, a, absolute, fix);
-  PetscCall(VecRestoreArray(L->d, &a));
-  *done       = PETSC_TRUE;
-  L->d_jacobi = PETSC_TRUE;
+    {
+      PetscCall(VecGetArray(L->d, &a));
+      cgloop_host_jacobi_fix(n, a);
+      PetscCall(VecRestoreArray(L->d, &a));
+    }
+  }
+  L->d_jacobi   = PETSC_TRUE;
+  L->d_type     = type;
+  L->d_matstate = pc->matstate;
+  *done         = PETSC_TRUE;
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/* a diagonal preconditioner's scaling d, so that z = d .* r has PCApply()'s bits: PCJACOBI's made from the matrix
-   (above), any other the preconditioner's action on ones (W: a work vector) */
+/* a diagonal preconditioner's scaling d, so that z = d .* r has PCApply()'s bits: PCJACOBI's made by the loop (above),
+   any other the preconditioner's action on ones (W: a work vector) */
 PetscErrorCode KSPDeviceLoopDiagonal(KSPDeviceLoop *L, KSP ksp, Vec R, Vec W)
 {
   PetscBool done;
@@ -197,6 +208,7 @@ PetscErrorCode KSPDeviceLoopDiagonal(KSPDeviceLoop *L, KSP ksp, Vec R, Vec W)
   if (done) PetscFunctionReturn(PETSC_SUCCESS);
   PetscCall(VecSet(W, 1.0));
   PetscCall(KSP_PCApply(ksp, W, L->d));
+  L->d_jacobi = PETSC_FALSE;
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 

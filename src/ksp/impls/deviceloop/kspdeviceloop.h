@@ -15,6 +15,7 @@
 #define KSPDEVICELOOP_H
 #include <petscellr.h>
 #include <petsc/private/kspimpl.h>
+#include <petsc/private/pcimpl.h> /* PC matstate: where PETSc records a set-up of the preconditioner */
 #include "../../../mat/utils/ellrhalo/ellrhalo.h" /* the binding's private header, and NCCL's communicator */
 #include "cgloop.h"
 #if defined(PETSCELLR_HAVE_CUDA) && defined(PETSCELLR_PETSC_HAS_CUDA)
@@ -54,7 +55,9 @@ struct KSPDeviceLoop_ {
   PetscInt       check_every, batch;
   KSPDeviceLoopPath path;
   Vec               d;        /* the diagonal preconditioner's scaling */
-  PetscBool         d_jacobi; /* d is PCJACOBI's scaling, made by the loop at its last solve (PETSc's Jacobi may hold none) */
+  PetscBool         d_jacobi; /* d is PCJACOBI's scaling, made by the loop (PETSc's Jacobi may hold none) ... */
+  PCJacobiType      d_type;   /* ... of this type ... */
+  __typeof__(((PC)0)->matstate) d_matstate; /* ... at the preconditioner's set-up that recorded this state of its matrix */
 
   /* one solve's */
   KSP                ksp;
@@ -95,7 +98,7 @@ PETSC_INTERN PetscErrorCode KSPDeviceLoopPCKind(KSP, Mat, cgloop_pc *);
    is set) */
 PETSC_INTERN PetscErrorCode KSPDeviceLoopChoosePath(KSPDeviceLoop *, KSP, Mat, cgloop_pc, const char *own, const char **why);
 /* L->d = B ones (W is a work vector); called for CGLOOP_PC_DIAGONAL */
-PETSC_INTERN PetscErrorCode KSPDeviceLoopDiagonal(KSPDeviceLoop *, KSP, Vec R, Vec W);
+PETSC_INTERN PetscErrorCode KSPDeviceLoopDiagonal(KSPDeviceLoop *, KSP, Vec R, Vec W); /* L->d, with z = d .* r PCApply()'s z */
 /* runs the iterations from *st0 (L->ksp, A, shape, vec, nvec set) until the solve is over */
 PETSC_INTERN PetscErrorCode KSPDeviceLoopRun(KSPDeviceLoop *, cgloop_state *st0);
 PETSC_INTERN PetscErrorCode KSPDeviceLoopView(KSPDeviceLoop *, PetscViewer);
