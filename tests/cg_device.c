@@ -147,9 +147,10 @@ static PetscErrorCode Solve(Mat A, Vec b, const Case *cs, KSPType type, Result *
    - KSPReset() then a system of another size (the diagonal's vector made again);
    - Jacobi's scaling as PETSc's Jacobi makes it: a zero diagonal entry (made one; left zero with the fix off or the
      matrix flagged SPD: a singular preconditioner), a diagonal of both signs with and without -pc_jacobi_abs, the
-     row sums (PETSc's own preconditioner applied on ones); and as PETSc keeps it: a reused preconditioner after the
-     diagonal changed (the first solve's scaling), options changed on an unchanged matrix (no new set-up), a PC type
-     changed and back under reuse (set up afresh);
+     row sums (PETSc's own preconditioner applied on ones); and as PETSc keeps or remakes it: the matrix changed in
+     place or another one given, with and without reuse, a reused preconditioner after the diagonal changed (the
+     first solve's scaling; also where PETSc's own loop ran the first solve), options changed on an unchanged matrix
+     (no new set-up), a PC type changed and back (a new Jacobi, set up afresh: under reuse, or with other options);
    - -ksp_max_it 0 (KSPCG's loop runs one iteration and counts it);
    - a diagonal entry Inf: p'Ap not finite at the third iteration, counted as KSPCG counts it;
    - KSPCGUseSingleReduction() after KSPSetFromOptions() keeps KSPCGDEVICE's solve: PETSC_FALSE runs the library's
@@ -191,9 +192,27 @@ static PetscErrorCode Regress(PetscInt n, const char *test, KSPType type, KSPCon
   if (!strcmp(test, "mixed_sign_abs")) PetscCall(PCJacobiSetUseAbs(pc, PETSC_TRUE));
   if (!strcmp(test, "rowsum")) PetscCall(PCJacobiSetType(pc, PC_JACOBI_ROWSUM));
   if (!strcmp(test, "zero_diagonal_spd")) PetscCall(MatSetOption(A, MAT_SPD, PETSC_TRUE)); /* no fix of zeros then */
-  if (!strcmp(test, "reuse_after_shift") || !strcmp(test, "pc_type_round_trip") || !strcmp(test, "zero_diagonal_fix_toggled") || !strcmp(test, "mixed_sign_abs_toggled")) {
+  if (!strcmp(test, "reuse_after_kspcg_loop")) PetscCall(KSPCGUseSingleReduction(ksp, PETSC_TRUE)); /* PETSc's own loop first */
+  if (!strcmp(test, "reuse_after_shift") || !strcmp(test, "pc_type_round_trip") || !strcmp(test, "zero_diagonal_fix_toggled") || !strcmp(test, "mixed_sign_abs_toggled") || !strcmp(test, "shift") ||
+      !strcmp(test, "new_matrix") || !strcmp(test, "new_matrix_reuse") || !strcmp(test, "reuse_after_kspcg_loop") || !strcmp(test, "zero_diagonal_new_jacobi_unfixed")) {
     PetscCall(KSPSolve(ksp, b, x));
     PetscCall(VecSet(x, 0.0));
+  }
+  if (!strcmp(test, "shift")) PetscCall(MatShift(A, 3.0)); /* a new set-up, no reuse */
+  if (!strcmp(test, "new_matrix") || !strcmp(test, "new_matrix_reuse")) { /* another operator, assembled apart */
+    PetscCall(Build(n, 3.0, &A2));
+    PetscCall(KSPSetOperators(ksp, A2, A2));
+    if (!strcmp(test, "new_matrix_reuse")) PetscCall(KSPSetReusePreconditioner(ksp, PETSC_TRUE));
+  }
+  if (!strcmp(test, "reuse_after_kspcg_loop")) { /* PETSc's Jacobi holds the first matrix's scaling */
+    PetscCall(MatShift(A, 3.0));
+    PetscCall(KSPSetReusePreconditioner(ksp, PETSC_TRUE));
+    PetscCall(KSPCGUseSingleReduction(ksp, PETSC_FALSE));
+  }
+  if (!strcmp(test, "zero_diagonal_new_jacobi_unfixed")) { /* a new Jacobi on the same matrix, its own options */
+    PetscCall(PCSetType(pc, PCNONE));
+    PetscCall(PCSetType(pc, PCJACOBI));
+    PetscCall(PCJacobiSetFixDiagonal(pc, PETSC_FALSE));
   }
   if (!strcmp(test, "reuse_after_shift")) { /* the first solve's scaling kept */
     PetscCall(MatShift(A, 3.0));
@@ -318,7 +337,7 @@ int main(int argc, char **argv)
     PetscCall(MatDestroy(&A));
   }
   if (regress) {
-    const char *tests[] = {"reset_new_size", "max_it_0", "inf_entry", "zero_diagonal", "zero_diagonal_unfixed", "zero_diagonal_spd", "zero_diagonal_fix_toggled", "mixed_sign", "mixed_sign_abs", "mixed_sign_abs_toggled", "rowsum", "reuse_after_shift", "pc_type_round_trip", "single_reduction_off", "single_reduction_on"};
+    const char *tests[] = {"reset_new_size", "max_it_0", "inf_entry", "zero_diagonal", "zero_diagonal_unfixed", "zero_diagonal_spd", "zero_diagonal_fix_toggled", "mixed_sign", "mixed_sign_abs", "mixed_sign_abs_toggled", "rowsum", "shift", "new_matrix", "new_matrix_reuse", "reuse_after_shift", "reuse_after_kspcg_loop", "pc_type_round_trip", "zero_diagonal_new_jacobi_unfixed", "single_reduction_off", "single_reduction_on"};
     PetscMPIInt size;
 
     PetscCallMPI(MPI_Comm_size(PETSC_COMM_WORLD, &size));

@@ -872,6 +872,13 @@ no_leaks() { # CMD...: succeeds and -malloc_dump reports nothing
   run "$out" "$@" -malloc_debug -malloc_dump || { echo "exit status $? ($*)"; tail -20 "$out"; return 1; }
   if grep -qE "^\[ *[0-9]+\] *[0-9]+ bytes" "$out"; then echo "-malloc_dump reports leaks ($*)"; grep -E "bytes" "$out" | head -20; return 1; fi
 }
+# no_leftovers CMD...: as no_leaks, and no composed function left on any object at its destruction (-checkfunctionlist)
+no_leftovers() {
+  local out=$SCRATCH/left.$$.$RANDOM
+  run "$out" "$@" -malloc_debug -malloc_dump -checkfunctionlist || { echo "exit status $? ($*)"; tail -20 "$out"; return 1; }
+  if grep -qE "^\[ *[0-9]+\] *[0-9]+ bytes" "$out"; then echo "-malloc_dump reports leaks ($*)"; grep -E "bytes" "$out" | head -20; return 1; fi
+  if grep -q "function name:" "$out"; then echo "functions left composed at destruction ($*)"; grep "function name:" "$out" | sort | uniq -c | head; return 1; fi
+}
 Q=1 t_fn malloc_dump_ex1_ellrt no_leaks "$EX1" -n 8 -mat_type ellrt -ksp_type cg -pc_type jacobi $ENGINE
 t_fn malloc_dump_ex1_pellr_np2 no_leaks $MPIEXEC -n 2 "$EX1" -n 8 -mat_type pellr -ksp_type gmres -pc_type bjacobi -mat_view ::ascii_info $ENGINE
 # (on the GPU without in-place factorizations: PETSc 3.26.1's aijcusparse fails MatDestroy of a matrix factored in place
@@ -880,6 +887,9 @@ INPLACE=; [ "$BACKEND" = cuda ] && INPLACE="-inplace_factor 0"
 t_fn malloc_dump_diff_aij no_leaks "$DIFF" -fail_exit 0 -cases band,empty_rows,rect_wide,power_law -optsets 0,5,8,10 $INPLACE $ENGINE
 t_fn malloc_dump_fail_inject no_leaks $MPIEXEC -n 2 "$BUILD/tests/fail_inject" -type ellrt $ENGINE
 t_fn malloc_dump_refresh_routes no_leaks "$BUILD/tests/refresh_routes" "${RP_N[@]}" $ENGINE
+# the loops' mark on a PC whose Jacobi scaling they made comes off with the loop
+t_fn cg_device_leaves_nothing no_leftovers "$BUILD/tests/cg_device" -mat_type ellrt $ENGINE
+t_fn bcgs_device_leaves_nothing no_leftovers "$BUILD/tests/bcgs_device" -mat_type ellrt $ENGINE
 # the format and settings move between matrices in header merges and replacements (composed containers)
 t_fn malloc_dump_prefix_settings no_leaks $MPIEXEC -n 2 "$BUILD/tests/prefix_settings" -a_mat_ellr_backend cpu
 # GAMG's set-up with the types and repeated P^T A P (the base type's products), as the GPU diagnostic

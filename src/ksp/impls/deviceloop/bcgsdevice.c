@@ -167,6 +167,9 @@ static PetscErrorCode KSPSolve_BCGSDevice(KSP ksp)
       PetscCall(VecWAXPY(T, -1.0, V, B));
     } else PetscCall(VecCopy(B, T));
     PetscCall(VecPointwiseMult(R, T, L->d));
+#if PETSC_VERSION_GE(3, 21, 0)
+    PetscCall(VecFlag(R, ksp->reason == KSP_DIVERGED_PC_FAILED));
+#endif
   } else PetscCall(KSPInitialResidual(ksp, X, V, T, R, B));
   if (ksp->normtype != KSP_NORM_NONE) {
     PetscCall(VecNorm(R, NORM_2, &dp));

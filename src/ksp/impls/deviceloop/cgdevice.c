@@ -108,12 +108,16 @@ static PetscErrorCode KSPCGDeviceStopped(KSP ksp, const cgloop_state *st)
 /* ---------------------------------------------------------------- the solve */
 
 /* z = B r at the start: with a diagonal preconditioner z = r .* d (PCApply()'s bits for Jacobi and point-block Jacobi
-   over blocks of one), so that PETSc's Jacobi need not set itself up (KSPDeviceLoopDiagonal()); else PETSc's */
-static PetscErrorCode KSPCGDeviceApplyPC(KSPDeviceLoop *L, KSP ksp, cgloop_pc pc, Vec r, Vec z)
+   over blocks of one), d made at this first use as PETSc's Jacobi makes its scaling at its first PCApply()
+   (KSPDeviceLoopDiagonal()); else PETSc's */
+static PetscErrorCode KSPCGDeviceApplyPC(KSPDeviceLoop *L, KSP ksp, cgloop_pc pc, Vec r, Vec z, PetscBool *have_d)
 {
   PetscFunctionBegin;
-  if (pc == CGLOOP_PC_DIAGONAL) PetscCall(VecPointwiseMult(z, r, L->d));
-  else PetscCall(KSP_PCApply(ksp, r, z));
+  if (pc == CGLOOP_PC_DIAGONAL) {
+    if (!*have_d) PetscCall(KSPDeviceLoopDiagonal(L, ksp, r, z));
+    *have_d = PETSC_TRUE;
+    PetscCall(VecPointwiseMult(z, r, L->d));
+  } else PetscCall(KSP_PCApply(ksp, r, z));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
@@ -130,7 +134,8 @@ static PetscErrorCode KSPSolve_CGDevice(KSP ksp)
   PetscReal   dp   = 0.0;
   PetscScalar beta = 0.0;
   PetscInt    n;
-  const char *why = NULL;
+  const char *why    = NULL;
+  PetscBool   have_d = PETSC_FALSE;
 
   PetscFunctionBegin;
   PetscCall(KSPCGDeviceGetData(ksp, &c));
@@ -154,7 +159,6 @@ static PetscErrorCode KSPSolve_CGDevice(KSP ksp)
   v.R = ksp->work[0];
   v.Z = ksp->work[1];
   v.P = ksp->work[2];
-  if (pc == CGLOOP_PC_DIAGONAL) PetscCall(KSPDeviceLoopDiagonal(L, ksp, v.R, v.Z)); /* before the start, which applies it */
 
   /* the start, as KSPCG's: r = b - A x, the first norm and test, beta = z'r */
   ksp->its = 0;
@@ -166,7 +170,7 @@ static PetscErrorCode KSPSolve_CGDevice(KSP ksp)
   PetscCall(VecFlag(v.R, ksp->reason == KSP_DIVERGED_PC_FAILED));
 #endif
   /* z = B r before the first test only where the norm needs it, as KSPCG (a PC failure then shows in the same place) */
-  if (ksp->normtype == KSP_NORM_PRECONDITIONED || ksp->normtype == KSP_NORM_NATURAL) PetscCall(KSPCGDeviceApplyPC(L, ksp, pc, v.R, v.Z));
+  if (ksp->normtype == KSP_NORM_PRECONDITIONED || ksp->normtype == KSP_NORM_NATURAL) PetscCall(KSPCGDeviceApplyPC(L, ksp, pc, v.R, v.Z, &have_d));
   switch (ksp->normtype) {
   case KSP_NORM_PRECONDITIONED:
     PetscCall(VecNorm(v.Z, NORM_2, &dp));
@@ -189,7 +193,7 @@ static PetscErrorCode KSPSolve_CGDevice(KSP ksp)
   ksp->rnorm = dp;
   PetscCall((*ksp->converged)(ksp, 0, dp, &ksp->reason, ksp->cnvP));
   if (ksp->reason) PetscFunctionReturn(PETSC_SUCCESS);
-  if (ksp->normtype != KSP_NORM_PRECONDITIONED && ksp->normtype != KSP_NORM_NATURAL) PetscCall(KSPCGDeviceApplyPC(L, ksp, pc, v.R, v.Z));
+  if (ksp->normtype != KSP_NORM_PRECONDITIONED && ksp->normtype != KSP_NORM_NATURAL) PetscCall(KSPCGDeviceApplyPC(L, ksp, pc, v.R, v.Z, &have_d));
   if (ksp->normtype != KSP_NORM_NATURAL) {
     PetscCall(VecDot(v.Z, v.R, &beta));
     KSPCheckDot(ksp, beta);
@@ -202,6 +206,7 @@ static PetscErrorCode KSPSolve_CGDevice(KSP ksp)
   }
 
   /* the iterations */
+  if (pc == CGLOOP_PC_DIAGONAL && !have_d) PetscCall(KSPDeviceLoopDiagonal(L, ksp, v.R, v.Z)); /* where the start applied none */
   PetscCall(VecGetLocalSize(v.R, &n));
   L->ksp           = ksp;
   L->A             = A;

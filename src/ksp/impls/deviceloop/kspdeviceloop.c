@@ -3,9 +3,29 @@
 */
 #include "kspdeviceloop.h"
 
+/* The mark the loop puts on a PC whose Jacobi its scaling was made for: PCSetType() drops a PC's composed functions, so
+   a missing mark is a new Jacobi (set up afresh, whatever the matrix).  Taken off when the loop goes (-checkfunctionlist). */
+static const char KSPDeviceLoopJacobiMark[] = "KSPDeviceLoopJacobiScaling_C";
+
+static PetscErrorCode KSPDeviceLoopJacobiMarkFunction(PC pc)
+{
+  (void)pc;
+  return PETSC_SUCCESS;
+}
+
+static PetscErrorCode KSPDeviceLoopJacobiForget(KSPDeviceLoop *L)
+{
+  PetscFunctionBegin;
+  L->d_jacobi = PETSC_FALSE;
+  if (L->d_pc) PetscCall(PetscObjectComposeFunction((PetscObject)L->d_pc, KSPDeviceLoopJacobiMark, NULL));
+  PetscCall(PCDestroy(&L->d_pc));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 PetscErrorCode KSPDeviceLoopDestroy(KSPDeviceLoop *L)
 {
   PetscFunctionBegin;
+  PetscCall(KSPDeviceLoopJacobiForget(L));
   PetscCall(VecDestroy(&L->d));
 #if defined(KSP_DEVICELOOP_CUDA)
   if (L->cu) PetscCheck(!cgloop_cuda_destroy(L->cu), PETSC_COMM_SELF, PETSC_ERR_GPU, "Releasing the %s loop's GPU resources failed", L->name);
@@ -119,21 +139,24 @@ PetscErrorCode KSPDeviceLoopChoosePath(KSPDeviceLoop *L, KSP ksp, Mat A, cgloop_
 /* PCJACOBI over the diagonal, made by the loop as PETSc's Jacobi makes it (MatGetDiagonal(), VecReciprocal(), VecAbs()
    with -pc_jacobi_abs, zeros made one unless the fix is off or the matrix known SPD), on the GPU where the loop runs
    there: PETSc's own set-up, at the first PCApply() and at each PCSetUp() after it, reads the scaling back to the host
-   for its zero check and sends it up again (tens of milliseconds at a few million rows, doc/performance.md).  It is
-   made again where PETSc's Jacobi would be set up again: when PCSetUp() recorded another state of the matrix (not
-   under KSPSetReusePreconditioner(), which skips the set-up of a PC set up before) or the Jacobi type changed.  PETSc's own is read, by
-   applying it to ones, under reuse where the loop holds none (PETSc's may hold an earlier set-up's), with a diagonal
-   scaling of the system and for the other Jacobi types.  Not seen: a type changed and changed back between two solves
-   (PETSc's Jacobi then forgets its scaling), the same loop then running PETSc's own under reuse.  *done says whether
-   L->d is set. */
+   for its zero check and sends it up again (tens of milliseconds at a few million rows, doc/performance.md).
+   The scaling is the one PETSc's Jacobi would hold had it been applied wherever the loop applies its own: made at the
+   loop's first use after PCSetUp() (called first, as PCApply() calls it) set the PC up again -- another state or
+   another matrix recorded, or a new Jacobi (PCSetType()) -- and kept otherwise, under KSPSetReusePreconditioner() in
+   particular, whatever the matrix and the Jacobi options say now.  PETSc's own is read, by applying it to ones, under
+   reuse where the loop holds no scaling (PETSc's may hold an earlier one), with a diagonal scaling of the system and
+   for the other Jacobi types.  Not seen: a Jacobi type changed and changed back between two solves under reuse, and a
+   loop's solve followed by PETSc's own loop under reuse on a changed matrix (PETSc's Jacobi then makes its scaling
+   from that matrix).  *done says whether L->d is set. */
 static PetscErrorCode KSPDeviceLoopJacobi(KSPDeviceLoop *L, KSP ksp, PetscBool *done)
 {
-  PC           pc = ksp->pc;
-  PetscBool    jacobi, reuse, absolute, fix_zeros, isset, isspd, petsc_own = PETSC_FALSE;
-  PCJacobiType type;
-  PetscInt     n;
-  PetscScalar *a;
-  Mat          P;
+  PC                 pc = ksp->pc;
+  PetscBool          jacobi, reuse, absolute, fix_zeros, isset, isspd, petsc_own = PETSC_FALSE, same;
+  PetscErrorCode   (*mark)(PC) = NULL;
+  PCJacobiType       type;
+  PetscInt           n;
+  PetscScalar       *a;
+  Mat                P;
 
   PetscFunctionBegin;
   *done = PETSC_FALSE;
@@ -145,15 +168,17 @@ static PetscErrorCode KSPDeviceLoopJacobi(KSPDeviceLoop *L, KSP ksp, PetscBool *
   petsc_own = ksp->dscale; /* the system scaled around the solve */
 #endif
   if (petsc_own || type != PC_JACOBI_DIAGONAL) PetscFunctionReturn(PETSC_SUCCESS);
-  if (!pc->setupcalled) PetscCall(PCSetUp(pc)); /* as PCApply() would first (a new PC, PCSetType() again): reuse or not */
-  if (L->d_jacobi && L->d_type == type && !memcmp(&L->d_matstate, &pc->matstate, sizeof(pc->matstate))) { /* no set-up since */
-    *done = PETSC_TRUE;
+  PetscCall(PCSetUp(pc)); /* as PCApply() first: nothing where nothing changed or under reuse */
+  PetscCall(PCGetOperators(pc, NULL, &P));
+  PetscCall(PetscObjectQueryFunction((PetscObject)pc, KSPDeviceLoopJacobiMark, &mark));
+  same = (PetscBool)(L->d_jacobi && L->d_pc == pc && mark); /* the Jacobi d was made for */
+  if (same && (reuse || (L->d_pmat == ((PetscObject)P)->id && !memcmp(&L->d_matstate, &pc->matstate, sizeof(pc->matstate))))) {
+    *done = PETSC_TRUE; /* no set-up since */
     PetscFunctionReturn(PETSC_SUCCESS);
   }
   if (reuse && !L->d_jacobi) PetscFunctionReturn(PETSC_SUCCESS);
   PetscCall(PCJacobiGetUseAbs(pc, &absolute));
   PetscCall(PCJacobiGetFixDiagonal(pc, &fix_zeros));
-  PetscCall(PCGetOperators(pc, NULL, &P));
   PetscCall(MatIsSPDKnown(P, &isset, &isspd));
   if (isset && isspd) fix_zeros = PETSC_FALSE; /* PETSc's rule: no fix where the matrix is known SPD */
   PetscCall(MatGetDiagonal(P, L->d));
@@ -177,8 +202,14 @@ static PetscErrorCode KSPDeviceLoopJacobi(KSPDeviceLoop *L, KSP ksp, PetscBool *
       PetscCall(VecRestoreArray(L->d, &a));
     }
   }
+  if (L->d_pc != pc) {
+    PetscCall(KSPDeviceLoopJacobiForget(L));
+    PetscCall(PetscObjectReference((PetscObject)pc));
+    L->d_pc = pc;
+  }
+  PetscCall(PetscObjectComposeFunction((PetscObject)pc, KSPDeviceLoopJacobiMark, KSPDeviceLoopJacobiMarkFunction));
   L->d_jacobi   = PETSC_TRUE;
-  L->d_type     = type;
+  L->d_pmat     = ((PetscObject)P)->id;
   L->d_matstate = pc->matstate;
   *done         = PETSC_TRUE;
   PetscFunctionReturn(PETSC_SUCCESS);

@@ -55,9 +55,10 @@ struct KSPDeviceLoop_ {
   PetscInt       check_every, batch;
   KSPDeviceLoopPath path;
   Vec               d;        /* the diagonal preconditioner's scaling */
-  PetscBool         d_jacobi; /* d is PCJACOBI's scaling, made by the loop (PETSc's Jacobi may hold none) ... */
-  PCJacobiType      d_type;   /* ... of this type ... */
-  __typeof__(((PC)0)->matstate) d_matstate; /* ... at the preconditioner's set-up that recorded this state of its matrix */
+  PetscBool         d_jacobi;   /* d is PCJACOBI's scaling, made by the loop (PETSc's Jacobi may hold none) ... */
+  PC                d_pc;       /* ... for this PC (referenced; marked while its Jacobi is the one d was made for) ... */
+  PetscObjectId     d_pmat;     /* ... from this preconditioning matrix ... */
+  __typeof__(((PC)0)->matstate) d_matstate; /* ... at the PC's set-up that recorded this state of it */
 
   /* one solve's */
   KSP                ksp;
