@@ -149,8 +149,9 @@ static PetscErrorCode Solve(Mat A, Vec b, const Case *cs, KSPType type, Result *
      matrix flagged SPD: a singular preconditioner), a diagonal of both signs with and without -pc_jacobi_abs, the
      row sums (PETSc's own preconditioner applied on ones); and as PETSc keeps or remakes it: the matrix changed in
      place or another one given, with and without reuse, a reused preconditioner after the diagonal changed (the
-     first solve's scaling; also where PETSc's own loop ran the first solve), options changed on an unchanged matrix
-     (no new set-up), a PC type changed and back (a new Jacobi, set up afresh: under reuse, or with other options);
+     first solve's scaling; also where PETSc's own loop ran the first solve, or another solver shared the PC and
+     went, or KSPCG set up the PC given), a set-up or a reset before the reuse (set up afresh), options changed on an
+     unchanged matrix (no new set-up), a PC type changed and back (a new Jacobi: under reuse, or with other options);
    - -ksp_max_it 0 (KSPCG's loop runs one iteration and counts it);
    - a diagonal entry Inf: p'Ap not finite at the third iteration, counted as KSPCG counts it;
    - KSPCGUseSingleReduction() after KSPSetFromOptions() keeps KSPCGDEVICE's solve: PETSC_FALSE runs the library's
@@ -208,6 +209,43 @@ static PetscErrorCode Regress(PetscInt n, const char *test, KSPType type, KSPCon
     PetscCall(MatShift(A, 3.0));
     PetscCall(KSPSetReusePreconditioner(ksp, PETSC_TRUE));
     PetscCall(KSPCGUseSingleReduction(ksp, PETSC_FALSE));
+  }
+  if (!strcmp(test, "set_up_then_reuse") || !strcmp(test, "pc_reset_then_reuse") || !strcmp(test, "shared_pc_reuse") || !strcmp(test, "pc_from_kspcg_reuse")) {
+    KSP other;
+    PC  pc2;
+
+    if (!strcmp(test, "shared_pc_reuse")) { /* another solver of the same type on the same PC, solved first */
+      PetscCall(KSPCreate(PETSC_COMM_WORLD, &other));
+      PetscCall(KSPSetOperators(other, A, A));
+      PetscCall(KSPSetType(other, type));
+      PetscCall(KSPSetPC(other, pc));
+      PetscCall(KSPSolve(other, b, x));
+      PetscCall(VecSet(x, 0.0));
+    }
+    PetscCall(KSPSolve(ksp, b, x));
+    PetscCall(VecSet(x, 0.0));
+    PetscCall(MatShift(A, 3.0));
+    if (!strcmp(test, "set_up_then_reuse")) PetscCall(PCSetUp(pc)); /* set up on the new matrix, then reused */
+    if (!strcmp(test, "pc_reset_then_reuse")) {                    /* a reset PC is set up afresh, reuse or not */
+      PetscCall(PCReset(pc));
+      PetscCall(KSPSetOperators(ksp, A, A));
+    }
+    if (!strcmp(test, "shared_pc_reuse")) PetscCall(KSPDestroy(&other)); /* the other solver goes: the first scaling stays */
+    if (!strcmp(test, "pc_from_kspcg_reuse")) { /* a PC that KSPCG set up on the first matrix, given to this solver */
+      PetscCall(MatShift(A, -3.0));
+      PetscCall(KSPCreate(PETSC_COMM_WORLD, &other));
+      PetscCall(KSPSetOperators(other, A, A));
+      PetscCall(KSPSetType(other, KSPCG));
+      PetscCall(KSPGetPC(other, &pc2));
+      PetscCall(PCSetType(pc2, PCJACOBI));
+      PetscCall(KSPSolve(other, b, x));
+      PetscCall(VecSet(x, 0.0));
+      PetscCall(MatShift(A, 5.0));
+      PetscCall(PCSetReusePreconditioner(pc2, PETSC_TRUE));
+      PetscCall(KSPSetPC(ksp, pc2));
+      PetscCall(KSPDestroy(&other));
+    }
+    PetscCall(KSPSetReusePreconditioner(ksp, PETSC_TRUE));
   }
   if (!strcmp(test, "zero_diagonal_new_jacobi_unfixed")) { /* a new Jacobi on the same matrix, its own options */
     PetscCall(PCSetType(pc, PCNONE));
@@ -337,7 +375,7 @@ int main(int argc, char **argv)
     PetscCall(MatDestroy(&A));
   }
   if (regress) {
-    const char *tests[] = {"reset_new_size", "max_it_0", "inf_entry", "zero_diagonal", "zero_diagonal_unfixed", "zero_diagonal_spd", "zero_diagonal_fix_toggled", "mixed_sign", "mixed_sign_abs", "mixed_sign_abs_toggled", "rowsum", "shift", "new_matrix", "new_matrix_reuse", "reuse_after_shift", "reuse_after_kspcg_loop", "pc_type_round_trip", "zero_diagonal_new_jacobi_unfixed", "single_reduction_off", "single_reduction_on"};
+    const char *tests[] = {"reset_new_size", "max_it_0", "inf_entry", "zero_diagonal", "zero_diagonal_unfixed", "zero_diagonal_spd", "zero_diagonal_fix_toggled", "mixed_sign", "mixed_sign_abs", "mixed_sign_abs_toggled", "rowsum", "shift", "new_matrix", "new_matrix_reuse", "reuse_after_shift", "reuse_after_kspcg_loop", "set_up_then_reuse", "pc_reset_then_reuse", "shared_pc_reuse", "pc_from_kspcg_reuse", "pc_type_round_trip", "zero_diagonal_new_jacobi_unfixed", "single_reduction_off", "single_reduction_on"};
     PetscMPIInt size;
 
     PetscCallMPI(MPI_Comm_size(PETSC_COMM_WORLD, &size));

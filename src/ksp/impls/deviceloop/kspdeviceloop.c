@@ -3,9 +3,9 @@
 */
 #include "kspdeviceloop.h"
 
-/* The mark the loop puts on a PC whose Jacobi its scaling was made for: PCSetType() drops a PC's composed functions, so
-   a missing mark is a new Jacobi (set up afresh, whatever the matrix).  Taken off when the loop goes (-checkfunctionlist). */
-static const char KSPDeviceLoopJacobiMark[] = "KSPDeviceLoopJacobiScaling_C";
+/* The mark a loop puts on a PC whose Jacobi its scaling was made for (named after the loop's KSP: a PC may serve
+   several): PCSetType() drops a PC's composed functions, so a missing mark is a new Jacobi (set up afresh, whatever
+   the matrix).  Taken off when the loop goes (-checkfunctionlist). */
 
 static PetscErrorCode KSPDeviceLoopJacobiMarkFunction(PC pc)
 {
@@ -17,7 +17,7 @@ static PetscErrorCode KSPDeviceLoopJacobiForget(KSPDeviceLoop *L)
 {
   PetscFunctionBegin;
   L->d_jacobi = PETSC_FALSE;
-  if (L->d_pc) PetscCall(PetscObjectComposeFunction((PetscObject)L->d_pc, KSPDeviceLoopJacobiMark, NULL));
+  if (L->d_pc) PetscCall(PetscObjectComposeFunction((PetscObject)L->d_pc, L->d_mark, NULL));
   PetscCall(PCDestroy(&L->d_pc));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
@@ -141,17 +141,17 @@ PetscErrorCode KSPDeviceLoopChoosePath(KSPDeviceLoop *L, KSP ksp, Mat A, cgloop_
    there: PETSc's own set-up, at the first PCApply() and at each PCSetUp() after it, reads the scaling back to the host
    for its zero check and sends it up again (tens of milliseconds at a few million rows, doc/performance.md).
    The scaling is the one PETSc's Jacobi would hold had it been applied wherever the loop applies its own: made at the
-   loop's first use after PCSetUp() (called first, as PCApply() calls it) set the PC up again -- another state or
-   another matrix recorded, or a new Jacobi (PCSetType()) -- and kept otherwise, under KSPSetReusePreconditioner() in
-   particular, whatever the matrix and the Jacobi options say now.  PETSc's own is read, by applying it to ones, under
-   reuse where the loop holds no scaling (PETSc's may hold an earlier one), with a diagonal scaling of the system and
-   for the other Jacobi types.  Not seen: a Jacobi type changed and changed back between two solves under reuse, and a
+   loop's first use after a set-up of the PC ran (PCSetUp() is called first, as PCApply() calls it): another state or
+   another matrix recorded (PCReset() included), or a new Jacobi (PCSetType()); kept otherwise, under
+   KSPSetReusePreconditioner() in particular, whatever the matrix and the Jacobi options say now.  PETSc's own is
+   read, by applying it to ones, under reuse where the loop holds no scaling for this PC (PETSc's may hold an earlier
+   one), with a diagonal scaling of the system and for the other Jacobi types.  Not seen: a Jacobi type changed and changed back between two solves under reuse, and a
    loop's solve followed by PETSc's own loop under reuse on a changed matrix (PETSc's Jacobi then makes its scaling
    from that matrix).  *done says whether L->d is set. */
 static PetscErrorCode KSPDeviceLoopJacobi(KSPDeviceLoop *L, KSP ksp, PetscBool *done)
 {
   PC                 pc = ksp->pc;
-  PetscBool          jacobi, reuse, absolute, fix_zeros, isset, isspd, petsc_own = PETSC_FALSE, same;
+  PetscBool          jacobi, reuse, absolute, fix_zeros, isset, isspd, petsc_own = PETSC_FALSE, same, recorded, invalid;
   PetscErrorCode   (*mark)(PC) = NULL;
   PCJacobiType       type;
   PetscInt           n;
@@ -170,13 +170,22 @@ static PetscErrorCode KSPDeviceLoopJacobi(KSPDeviceLoop *L, KSP ksp, PetscBool *
   if (petsc_own || type != PC_JACOBI_DIAGONAL) PetscFunctionReturn(PETSC_SUCCESS);
   PetscCall(PCSetUp(pc)); /* as PCApply() first: nothing where nothing changed or under reuse */
   PetscCall(PCGetOperators(pc, NULL, &P));
-  PetscCall(PetscObjectQueryFunction((PetscObject)pc, KSPDeviceLoopJacobiMark, &mark));
+  if (!L->d_mark[0]) PetscCall(PetscSNPrintf(L->d_mark, sizeof(L->d_mark), "KSPDeviceLoopJacobiScaling_%" PetscInt64_FMT "_C", (PetscInt64)((PetscObject)ksp)->id));
+  PetscCall(PetscObjectQueryFunction((PetscObject)pc, L->d_mark, &mark));
   same = (PetscBool)(L->d_jacobi && L->d_pc == pc && mark); /* the Jacobi d was made for */
-  if (same && (reuse || (L->d_pmat == ((PetscObject)P)->id && !memcmp(&L->d_matstate, &pc->matstate, sizeof(pc->matstate))))) {
+  /* pc->matstate moves only at a set-up that ran (under reuse too: after PCReset(), a PCSetUp() without reuse), and
+     PCSetOperators() with another matrix invalidates it (then PETSc keeps its scaling under reuse) */
+  recorded = (PetscBool)(L->d_pmat == ((PetscObject)P)->id && !memcmp(&L->d_matstate, &pc->matstate, sizeof(pc->matstate)));
+#if defined(MatStateInvalidate)
+  invalid = (PetscBool)(pc->matstate.state == -1);
+#else
+  invalid = (PetscBool)(pc->matstate == -1);
+#endif
+  if (same && (recorded || (reuse && invalid))) {
     *done = PETSC_TRUE; /* no set-up since */
     PetscFunctionReturn(PETSC_SUCCESS);
   }
-  if (reuse && !L->d_jacobi) PetscFunctionReturn(PETSC_SUCCESS);
+  if (reuse && (!L->d_jacobi || L->d_pc != pc)) PetscFunctionReturn(PETSC_SUCCESS); /* PETSc's, whatever it holds */
   PetscCall(PCJacobiGetUseAbs(pc, &absolute));
   PetscCall(PCJacobiGetFixDiagonal(pc, &fix_zeros));
   PetscCall(MatIsSPDKnown(P, &isset, &isspd));
@@ -207,7 +216,7 @@ static PetscErrorCode KSPDeviceLoopJacobi(KSPDeviceLoop *L, KSP ksp, PetscBool *
     PetscCall(PetscObjectReference((PetscObject)pc));
     L->d_pc = pc;
   }
-  PetscCall(PetscObjectComposeFunction((PetscObject)pc, KSPDeviceLoopJacobiMark, KSPDeviceLoopJacobiMarkFunction));
+  PetscCall(PetscObjectComposeFunction((PetscObject)pc, L->d_mark, KSPDeviceLoopJacobiMarkFunction));
   L->d_jacobi   = PETSC_TRUE;
   L->d_pmat     = ((PetscObject)P)->id;
   L->d_matstate = pc->matstate;

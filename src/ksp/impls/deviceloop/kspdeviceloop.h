@@ -58,6 +58,7 @@ struct KSPDeviceLoop_ {
   PetscBool         d_jacobi;   /* d is PCJACOBI's scaling, made by the loop (PETSc's Jacobi may hold none) ... */
   PC                d_pc;       /* ... for this PC (referenced; marked while its Jacobi is the one d was made for) ... */
   PetscObjectId     d_pmat;     /* ... from this preconditioning matrix ... */
+  char              d_mark[64]; /* ... (this loop's own mark: several loops may share a PC) ... */
   __typeof__(((PC)0)->matstate) d_matstate; /* ... at the PC's set-up that recorded this state of it */
 
   /* one solve's */
