@@ -206,7 +206,6 @@ static PetscErrorCode KSPSolve_CGDevice(KSP ksp)
   }
 
   /* the iterations */
-  if (pc == CGLOOP_PC_DIAGONAL && !have_d) PetscCall(KSPDeviceLoopDiagonal(L, ksp, v.R, v.Z)); /* where the start applied none */
   PetscCall(VecGetLocalSize(v.R, &n));
   L->ksp           = ksp;
   L->A             = A;
