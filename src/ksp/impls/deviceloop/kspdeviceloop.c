@@ -6,7 +6,6 @@
 /* The mark a loop puts on a PC whose Jacobi its scaling was made for (named after the loop's KSP: a PC may serve
    several): PCSetType() drops a PC's composed functions, so a missing mark is a new Jacobi (set up afresh, whatever
    the matrix).  Taken off when the loop goes (-checkfunctionlist). */
-
 static PetscErrorCode KSPDeviceLoopJacobiMarkFunction(PC pc)
 {
   (void)pc;
@@ -145,9 +144,9 @@ PetscErrorCode KSPDeviceLoopChoosePath(KSPDeviceLoop *L, KSP ksp, Mat A, cgloop_
    another matrix recorded (PCReset() included), or a new Jacobi (PCSetType()); kept otherwise, under
    KSPSetReusePreconditioner() in particular, whatever the matrix and the Jacobi options say now.  PETSc's own is
    read, by applying it to ones, under reuse where the loop holds no scaling for this PC (PETSc's may hold an earlier
-   one), with a diagonal scaling of the system and for the other Jacobi types.  Not seen: a Jacobi type changed and changed back between two solves under reuse, and a
-   loop's solve followed by PETSc's own loop under reuse on a changed matrix (PETSc's Jacobi then makes its scaling
-   from that matrix).  *done says whether L->d is set. */
+   one), with a diagonal scaling of the system and for the other Jacobi types.  Not seen: a Jacobi type changed and
+   changed back between two solves under reuse, and a loop's solve followed by PETSc's own loop under reuse on a
+   changed matrix (PETSc's Jacobi then makes its scaling from that matrix).  *done says whether L->d is set. */
 static PetscErrorCode KSPDeviceLoopJacobi(KSPDeviceLoop *L, KSP ksp, PetscBool *done)
 {
   PC                 pc = ksp->pc;

@@ -54,7 +54,7 @@ struct KSPDeviceLoop_ {
   PetscLogEvent  setup_event;                            /* the GPU loop's one-time work in a solve */
   PetscInt       check_every, batch;
   KSPDeviceLoopPath path;
-  Vec               d;        /* the diagonal preconditioner's scaling */
+  Vec               d;          /* the diagonal preconditioner's scaling */
   PetscBool         d_jacobi;   /* d is PCJACOBI's scaling, made by the loop (PETSc's Jacobi may hold none) ... */
   PC                d_pc;       /* ... for this PC (referenced; marked while its Jacobi is the one d was made for) ... */
   PetscObjectId     d_pmat;     /* ... from this preconditioning matrix ... */
@@ -99,8 +99,8 @@ PETSC_INTERN PetscErrorCode KSPDeviceLoopPCKind(KSP, Mat, cgloop_pc *);
    on several processes, NCCL (whose set-up this may start); *why is the reason PETSc's loop runs, or NULL (then L->path
    is set) */
 PETSC_INTERN PetscErrorCode KSPDeviceLoopChoosePath(KSPDeviceLoop *, KSP, Mat, cgloop_pc, const char *own, const char **why);
-/* L->d = B ones (W is a work vector); called for CGLOOP_PC_DIAGONAL */
-PETSC_INTERN PetscErrorCode KSPDeviceLoopDiagonal(KSPDeviceLoop *, KSP, Vec R, Vec W); /* L->d, with z = d .* r PCApply()'s z */
+/* L->d for CGLOOP_PC_DIAGONAL, so that z = d .* r is PCApply()'s z (R gives the layout, W is a work vector) */
+PETSC_INTERN PetscErrorCode KSPDeviceLoopDiagonal(KSPDeviceLoop *, KSP, Vec R, Vec W);
 /* runs the iterations from *st0 (L->ksp, A, shape, vec, nvec set) until the solve is over */
 PETSC_INTERN PetscErrorCode KSPDeviceLoopRun(KSPDeviceLoop *, cgloop_state *st0);
 PETSC_INTERN PetscErrorCode KSPDeviceLoopView(KSPDeviceLoop *, PetscViewer);
