@@ -651,12 +651,15 @@ else PT_OK=0; tail -n +2 "$PTLOG" >"$PTLOG.rest"; Q=1 fail petsc_tutorials_build
       # the exchange's timeline (CUDA events at its phases): printed once, after the products it times
       t_grep "nccl_halo_timeline_np$np" "NCCL ghost exchange of .* mean of 20 products after the first, .* product [0-9]+[.][0-9]+ && KSP iterations: [0-9]+ \(CONVERGED_RTOL\)" -- $MPIEXEC -n $np "$EX1" -mat_type ellrt -n 40 -ksp_type cg -pc_type jacobi -ellr_nccl_wait -ellr_halo_timeline 20
       # the Krylov loops with one GPU per rank: every reduction summed over the ranks by NCCL on the GPU, the host
-      # looking once per batch; against KSPCG / KSPBCGS as on one rank, the same bits again (-ellr_nccl_wait: from the
-      # first solve; else PETSc's loop runs until NCCL's set-up is done, and -info says so)
-      t_fn "nccl_cg_device_ellrt_np$np" ok_lines 35 $MPIEXEC -n $np "$BUILD/tests/cg_device" -mat_type ellrt -path gpu -ellr_nccl_wait $ENGINE
+      # looking once per batch, with our types the MPI product and its NCCL exchange in the loop's CUDA graph (with
+      # aijcusparse PETSc's product between the passes); against KSPCG / KSPBCGS as on one rank, the same bits again
+      # (-ellr_nccl_wait: from the first solve; else PETSc's loop runs until NCCL's set-up is done, and -info says so)
+      t_fn "nccl_cg_device_ellrt_np$np" ok_lines 35 $MPIEXEC -n $np "$BUILD/tests/cg_device" -mat_type ellrt -path graph -ellr_nccl_wait $ENGINE
       t_fn nccl_cg_device_aijcusparse_np2 ok_lines 35 $MPIEXEC -n 2 "$BUILD/tests/cg_device" -mat_type aijcusparse -path gpu -ellr_nccl_wait
-      t_fn "nccl_bcgs_device_pellr_np$np" ok_lines 60 $MPIEXEC -n $np "$BUILD/tests/bcgs_device" -mat_type pellr -path gpu -ellr_nccl_wait $ENGINE
+      t_fn "nccl_bcgs_device_pellr_np$np" ok_lines 60 $MPIEXEC -n $np "$BUILD/tests/bcgs_device" -mat_type pellr -path graph -ellr_nccl_wait $ENGINE
       t_grep "nccl_cgdevice_ex1_view_np$np" "inner products summed over the ranks on the GPU by NCCL && KSP iterations: [0-9]+ \(CONVERGED_RTOL\)" -- $MPIEXEC -n $np "$EX1" -mat_type ellrt -n 40 -ksp_type cgdevice -pc_type jacobi -ksp_view -ellr_nccl_wait
+      # the graph was captured and replayed (not its fallback, passes enqueued one by one)
+      t_grep "nccl_cgdevice_graph_captured_np$np" "^\[0\] .*CUDA graph, [0-9]+ iterations between two looks && KSP iterations: [0-9]+ \(CONVERGED_RTOL\)" -- $MPIEXEC -n $np "$EX1" -mat_type pellr -n 40 -ksp_type cgdevice -pc_type jacobi -ellr_nccl_wait -info :ksp
       t_grep "nccl_cgdevice_not_ready_runs_kspcg_np$np" "KSPCG's own loop runs: several processes, NCCL's set-up not done yet && KSP iterations: [0-9]+ \(CONVERGED_RTOL\)" -- $MPIEXEC -n $np "$EX1" -mat_type aijcusparse -n 12 -ksp_type cgdevice -pc_type jacobi -info :ksp
       # without waiting: the products switch from MPI's exchange to NCCL's at the same product on every rank (damped
       # Jacobi runs the 40000 products, seconds, with no breakdown that would end the run before NCCL is ready)

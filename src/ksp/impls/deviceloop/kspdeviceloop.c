@@ -83,6 +83,7 @@ PetscErrorCode KSPDeviceLoopChoosePath(KSPDeviceLoop *L, KSP ksp, Mat A, cgloop_
   L->path = KSP_DEVICELOOP_PETSC;
 #if defined(KSP_DEVICELOOP_CUDA)
   L->nccl = NULL;
+  PetscCall(PetscMemzero(&L->halo, sizeof(L->halo)));
 #endif
   PetscCallMPI(MPI_Comm_size(PetscObjectComm((PetscObject)ksp), &size));
   if (ksp->calc_sings) *why = "extreme singular values are estimated";
@@ -102,7 +103,14 @@ PetscErrorCode KSPDeviceLoopChoosePath(KSPDeviceLoop *L, KSP ksp, Mat A, cgloop_
       PetscCall(MatELLRCommNCCL(PetscObjectComm((PetscObject)ksp), &L->nccl, &pending));
       if (pending) *why = "several processes, NCCL's set-up not done yet (its all-reduce serves the solves after it; -ellr_nccl_wait waits)";
       else if (!L->nccl) *why = "several processes without NCCL (-info says why; the reductions are MPI's)";
-      else L->path = KSP_DEVICELOOP_EAGER; /* PETSc's MPI product between the passes, not captured */
+      else {
+        PetscBool graph = PETSC_FALSE;
+
+        /* the graph holds the MPI product where it is ours with NCCL's exchange, else PETSc's product runs between
+           the passes (the same answer on every rank) */
+        if (pc != CGLOOP_PC_GENERAL) PetscCall(MatELLRHaloLoopGet(A, ksp->vec_sol, &L->halo, &graph));
+        L->path = graph ? KSP_DEVICELOOP_GRAPH : KSP_DEVICELOOP_EAGER;
+      }
     }
 #endif
     PetscFunctionReturn(PETSC_SUCCESS);
@@ -364,7 +372,8 @@ PetscErrorCode KSPDeviceLoopMult(KSPDeviceLoop *L, PetscInt in, PetscInt out)
   PetscFunctionBegin;
 #if defined(KSP_DEVICELOOP_CUDA)
   if (L->path == KSP_DEVICELOOP_GRAPH) {
-    if (L->e) PetscCall(MatELLRCheckStatus(ellr_cuda_mult(L->e->dev, L->arr[in], NULL, L->arr[out], 0, cgloop_cuda_stream(L->cu)), "The ELLPACK-R product of the loop"));
+    if (L->halo.halo) PetscCall(MatELLRCheckStatus(ellr_halo_mult(L->halo.halo, L->halo.nccl, L->halo.diag, L->halo.offdiag, L->arr[in], NULL, L->halo.ghosts, L->arr[out], cgloop_cuda_stream(L->cu)), "The MPI product of the loop with NCCL's exchange (NCCL_DEBUG=WARN says more)"));
+    else if (L->e) PetscCall(MatELLRCheckStatus(ellr_cuda_mult(L->e->dev, L->arr[in], NULL, L->arr[out], 0, cgloop_cuda_stream(L->cu)), "The ELLPACK-R product of the loop"));
     else KSPDeviceLoopCheckCUDA(L->ksp, cgloop_cuda_csr_product(L->cu, (int)L->nrows, (int)L->ncols, (int)L->nnz, L->rowptr, L->colidx, L->vals, L->arr[in], L->arr[out]), "The cuSPARSE product");
     PetscFunctionReturn(PETSC_SUCCESS);
   }
@@ -401,7 +410,7 @@ static PetscErrorCode KSPDeviceLoopHost(KSPDeviceLoop *L, cgloop_state *st)
 static PetscErrorCode KSPDeviceLoopProduct(KSPDeviceLoop *L, PetscBool get)
 {
   PetscFunctionBegin;
-  if (L->path != KSP_DEVICELOOP_GRAPH) PetscFunctionReturn(PETSC_SUCCESS);
+  if (L->path != KSP_DEVICELOOP_GRAPH || L->halo.halo) PetscFunctionReturn(PETSC_SUCCESS); /* the MPI product's: got by the choice */
   if (get) {
     L->e = NULL;
     PetscCall(MatELLRGetData(L->A, &L->e));
@@ -500,20 +509,29 @@ static PetscErrorCode KSPDeviceLoopGPU(KSPDeviceLoop *L, const cgloop_state *st0
   /* a batch enqueued ahead only where nothing on the host reads the vectors between batches, nor runs between passes */
   depth = st0->test_tol && !ksp->numbermonitors && L->shape.pc != CGLOOP_PC_GENERAL ? 2 : 1;
   if (!finished && graph) {
-    const void      *key[KSP_DEVICELOOP_MAX_VECS + 2] = {NULL};
+    const void      *key[KSP_DEVICELOOP_KEYS] = {NULL};
     PetscObjectState state;
     PetscObjectId    id;
     PetscBool        same = PETSC_TRUE;
+    PetscMPIInt      recapture;
 
     for (PetscInt k = 0; k < L->nvec; k++) key[k] = L->arr[k];
     key[KSP_DEVICELOOP_MAX_VECS]     = L->darr;
-    key[KSP_DEVICELOOP_MAX_VECS + 1] = L->e ? (const void *)L->e->dev : (const void *)L->vals;
+    key[KSP_DEVICELOOP_MAX_VECS + 1] = L->halo.halo ? (const void *)L->halo.diag : (L->e ? (const void *)L->e->dev : (const void *)L->vals);
+    key[KSP_DEVICELOOP_MAX_VECS + 2] = L->halo.offdiag;
+    key[KSP_DEVICELOOP_MAX_VECS + 3] = L->halo.halo;
     PetscCall(PetscObjectStateGet((PetscObject)L->A, &state));
     PetscCall(PetscObjectGetId((PetscObject)L->A, &id));
-    for (PetscInt k = 0; k < KSP_DEVICELOOP_MAX_VECS + 2; k++) same = (PetscBool)(same && key[k] == L->key[k]);
-    /* a graph holds pointers and the storage it was captured with: captured again when any changed */
-    if (!cgloop_cuda_has_graph(L->cu) || !same || id != L->key_id || state != L->key_state || L->batch != L->key_batch) {
-      int rc = cgloop_cuda_capture_begin(L->cu);
+    for (PetscInt k = 0; k < KSP_DEVICELOOP_KEYS; k++) same = (PetscBool)(same && key[k] == L->key[k]);
+    /* a graph holds pointers and the storage it was captured with: captured again when any changed, on several ranks
+       by all of them (each graph holds NCCL's calls, which pair across the ranks) */
+    recapture = (PetscMPIInt)(!cgloop_cuda_has_graph(L->cu) || !same || id != L->key_id || state != L->key_state || L->batch != L->key_batch);
+    if (L->nccl) PetscCallMPI(MPIU_Allreduce(MPI_IN_PLACE, &recapture, 1, MPI_INT, MPI_MAX, PetscObjectComm((PetscObject)ksp)));
+    if (recapture) {
+      int rc;
+
+      if (L->halo.halo) PetscCall(MatELLRCheckStatus(ellr_halo_join(L->halo.halo, cgloop_cuda_stream(L->cu)), "Ordering the loop after the last exchange"));
+      rc = cgloop_cuda_capture_begin(L->cu);
       for (PetscInt k = 0; !rc && k < L->batch; k++) {
         PetscErrorCode ierr = (*L->iterate)(L);
 
@@ -524,11 +542,17 @@ static PetscErrorCode KSPDeviceLoopGPU(KSPDeviceLoop *L, const cgloop_state *st0
         }
       }
       if (!rc) rc = cgloop_cuda_capture_end(L->cu);
+      if (L->nccl) { /* NCCL's calls were captured on the ranks that succeeded: none may go on alone */
+        PetscMPIInt failed = (PetscMPIInt)(rc != 0), any;
+
+        PetscCallMPI(MPIU_Allreduce(&failed, &any, 1, MPI_INT, MPI_MAX, PetscObjectComm((PetscObject)ksp)));
+        PetscCheck(!any, PetscObjectComm((PetscObject)ksp), PETSC_ERR_GPU, "The %s iterations with NCCL's exchange could not be captured as a CUDA graph on every rank (%s here); -ellr_nccl 0 runs PETSc's loop with MPI's exchange", L->name, rc ? cgloop_cuda_error(rc) : "captured");
+      }
       if (rc) {
         PetscCall(PetscInfo(ksp, "The %s iterations could not be captured as a CUDA graph (%s): they are enqueued one by one\n", L->name, cgloop_cuda_error(rc)));
         graph = PETSC_FALSE;
       } else {
-        PetscCall(PetscArraycpy(L->key, key, KSP_DEVICELOOP_MAX_VECS + 2));
+        PetscCall(PetscArraycpy(L->key, key, KSP_DEVICELOOP_KEYS));
         L->key_id    = id;
         L->key_state = state;
         L->key_batch = L->batch;
@@ -554,6 +578,10 @@ static PetscErrorCode KSPDeviceLoopGPU(KSPDeviceLoop *L, const cgloop_state *st0
   }
   if (graph || L->path == KSP_DEVICELOOP_GRAPH) KSPDeviceLoopCheckCUDA(ksp, cgloop_cuda_release_to(L->cu, petsc_stream), "Ordering PETSc's stream after the loop");
   if (L->e && L->path == KSP_DEVICELOOP_GRAPH) L->e->nproducts += L->products * done;
+  if (L->halo.halo) {
+    for (PetscInt k = 0; k < 2; k++) L->halo.be[k]->nproducts += L->products * done;
+    PetscCall(PetscLogGpuFlops((PetscLogDouble)(L->products * done) * L->halo.flops));
+  }
   PetscCall(PetscLogGpuFlops((PetscLogDouble)done * L->flops_per_row * L->shape.n));
   PetscCall(KSPDeviceLoopProduct(L, PETSC_FALSE));
   PetscCall(KSPDeviceLoopReleaseArrays(L));

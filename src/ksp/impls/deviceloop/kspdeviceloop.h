@@ -3,8 +3,9 @@
   (KSPCGDEVICE in cgdevice.c, KSPBCGSDEVICE in bcgsdevice.c): which loop runs, the diagonal preconditioner, the
   vectors' arrays, the product and PETSc's operations between passes, the host's reading of the recorded norms, the
   host loop and the GPU loop (batches of iterations, replayed as a CUDA graph where the product and preconditioner
-  allow).  On several processes the GPU loop runs with PETSc's product and the reductions summed over the ranks by
-  NCCL on the GPU (the communicator the MPI product's ghost exchange uses): the host still looks once per batch.
+  allow).  On several processes the reductions are summed over the ranks by NCCL on the GPU (the communicator the MPI
+  product's ghost exchange uses); the graph there holds the MPI product with its NCCL exchange where the operator is
+  one of ours, else the passes run around PETSc's product, enqueued one by one.
 
   kspdevicetype.c wraps the base type's slots around the loop's record.  A method gives an iteration function that
   enqueues one iteration's passes on L->arr (through KSPDeviceLoopPass(), KSPDeviceLoopMult() and
@@ -25,12 +26,13 @@
 
 #define KSP_DEVICELOOP_MAX_VECS  8
 #define KSP_DEVICELOOP_MAX_BATCH 64
+#define KSP_DEVICELOOP_KEYS      (KSP_DEVICELOOP_MAX_VECS + 4)
 
 typedef enum {
   KSP_DEVICELOOP_PETSC, /* PETSc's own loop of the method */
   KSP_DEVICELOOP_HOST,  /* the passes on host arrays */
   KSP_DEVICELOOP_EAGER, /* the passes on the GPU, on PETSc's stream, with PETSc's product and preconditioner */
-  KSP_DEVICELOOP_GRAPH  /* the passes and the product on the GPU, replayed as a CUDA graph */
+  KSP_DEVICELOOP_GRAPH  /* the passes and the product (on several ranks with its exchange) on the GPU, replayed as a CUDA graph */
 } KSPDeviceLoopPath;
 
 typedef struct KSPDeviceLoop_ KSPDeviceLoop;
@@ -79,7 +81,8 @@ struct KSPDeviceLoop_ {
   cgloop_cuda     *cu;
   PetscInt         cu_n;
   ellr_nccl_comm  *nccl; /* on several processes: the reductions' all-reduce (the communicator's, not owned) */
-  const void      *key[KSP_DEVICELOOP_MAX_VECS + 2]; /* what the graph was captured with: the arrays, d, the product's storage */
+  MatELLRHaloDevice halo; /* on several processes, the graph's product: the blocks' storage and NCCL's exchange */
+  const void      *key[KSP_DEVICELOOP_KEYS]; /* what the graph was captured with: the arrays, d, the product's storage */
   PetscObjectId    key_id; /* ... and the operator it was captured for (its storage's address may come again) */
   PetscObjectState key_state;
   PetscInt         key_batch;

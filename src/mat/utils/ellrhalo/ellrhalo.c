@@ -457,38 +457,28 @@ PetscErrorCode MatELLRCommNCCL(MPI_Comm comm, ellr_nccl_comm **nccl, PetscBool *
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
-/*
-  MatELLRHaloMult - y = A x (+ z) with the ghost exchange through NCCL, overlapped with the diagonal block's product;
-  *done is PETSC_FALSE (and nothing is done) where this path does not apply.  The caller has made both blocks'
-  storage current.  Collective.
-*/
-PetscErrorCode MatELLRHaloMult(Mat A, Vec x, Vec z, Vec y, PetscBool *done)
-{
 #if defined(PETSCELLR_HAVE_CUDA) && defined(PETSCELLR_PETSC_HAS_CUDA)
-  Mat                blk[2];
-  Mat_ELLR          *be[2] = {NULL, NULL};
-  const PetscInt    *garray;
-  ellr_nccl_comm    *nccl;
-  MatELLRHaloPlan   *p = NULL;
-  PetscContainer     c;
-  PetscBool          applies, cuda;
-  const PetscScalar *ax;
-  PetscScalar       *ag;
-  void              *stream;
-  PetscErrorCode     perr;
-  ellr_status        st;
-#endif
+/* The matrix's NCCL exchange for the current pattern: *p NULL (nothing collective done past the type checks) where
+   the vectors are not CUDA's, the matrix is bound to the CPU, or NCCL is not ready; else the plan, whose halo is
+   NULL where the exchange cannot run for this pattern (MPIAIJ's then).  *applies: this rank's vectors and blocks can
+   take it.  Collective. */
+static PetscErrorCode MatELLRHaloGetPlan(Mat A, Vec x, Vec z, Vec y, ellr_nccl_comm **nccl, Mat blk[2], Mat_ELLR *be[2], PetscBool *applies, MatELLRHaloPlan **plan)
+{
+  const PetscInt  *garray;
+  MatELLRHaloPlan *p = NULL;
+  PetscContainer   c;
+  PetscBool        cuda;
 
   PetscFunctionBegin;
-  *done = PETSC_FALSE;
-#if defined(PETSCELLR_HAVE_CUDA) && defined(PETSCELLR_PETSC_HAS_CUDA)
+  *plan    = NULL;
+  *applies = PETSC_FALSE;
   /* the vectors' type and the matrix's are the same on every rank (collective objects): nothing collective before */
   PetscCall(PetscObjectTypeCompare((PetscObject)x, VECMPICUDA, &cuda));
   if (!cuda || MatELLRBoundToCPU(A)) PetscFunctionReturn(PETSC_SUCCESS);
-  PetscCall(MatELLRGetNCCL(PetscObjectComm((PetscObject)A), &nccl));
-  if (!nccl) PetscFunctionReturn(PETSC_SUCCESS);
+  PetscCall(MatELLRGetNCCL(PetscObjectComm((PetscObject)A), nccl));
+  if (!*nccl) PetscFunctionReturn(PETSC_SUCCESS);
   PetscCall(MatMPIAIJGetSeqAIJ(A, &blk[0], &blk[1], &garray));
-  PetscCall(MatELLRHaloApplies(A, blk, be, x, z, y, &applies));
+  PetscCall(MatELLRHaloApplies(A, blk, be, x, z, y, applies));
   if (MAT_ELLRHalo < 0) {
     PetscCall(PetscLogEventRegister("ELLRHaloNCCL", MAT_CLASSID, &MAT_ELLRHalo));
     PetscCall(PetscRegisterFinalize(MatELLRHaloForgetEvent));
@@ -502,27 +492,69 @@ PetscErrorCode MatELLRHaloMult(Mat A, Vec x, Vec z, Vec y, PetscBool *done)
     p->nzstate        = A->nonzerostate;
     p->offdiagid      = ((PetscObject)blk[1])->id;
     p->offdiagnzstate = blk[1]->nonzerostate;
-    PetscCall(MatELLRHaloPlanCreate(A, blk[1], garray, applies, p));
+    PetscCall(MatELLRHaloPlanCreate(A, blk[1], garray, *applies, p));
     PetscCall(MatELLRHaloTimelineAsked(PetscObjectComm((PetscObject)A), &p->timeline));
   }
-  if (!p->halo) PetscFunctionReturn(PETSC_SUCCESS);
+  *plan = p;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* The flops AIJ logs for y = A x (+ z) over both blocks. */
+static PetscLogDouble MatELLRHaloFlops(Mat_ELLR *be[2], PetscBool add, PetscBool offdiag)
+{
+  const ellr_plan *d = MatELLRGetPlan(be[0]), *o = offdiag ? MatELLRGetPlan(be[1]) : NULL;
+  PetscLogDouble   f = 2.0 * (PetscLogDouble)d->stats.nnz - (add ? 0.0 : (PetscLogDouble)d->stats.nonempty_rows);
+
+  return o ? f + 2.0 * (PetscLogDouble)o->stats.nnz : f;
+}
+#endif
+
+/*
+  MatELLRHaloMult - y = A x (+ z) with the ghost exchange through NCCL, overlapped with the diagonal block's product;
+  *done is PETSC_FALSE (and nothing is done) where this path does not apply.  The caller has made both blocks'
+  storage current.  Collective.
+*/
+PetscErrorCode MatELLRHaloMult(Mat A, Vec x, Vec z, Vec y, PetscBool *done)
+{
+#if defined(PETSCELLR_HAVE_CUDA) && defined(PETSCELLR_PETSC_HAS_CUDA)
+  Mat                blk[2];
+  Mat_ELLR          *be[2] = {NULL, NULL};
+  ellr_nccl_comm    *nccl  = NULL;
+  MatELLRHaloPlan   *p;
+  PetscBool          applies, offdiag;
+  const PetscScalar *ax, *az = NULL;
+  PetscScalar       *ag, *ay;
+  void              *stream;
+#endif
+
+  PetscFunctionBegin;
+  *done = PETSC_FALSE;
+#if defined(PETSCELLR_HAVE_CUDA) && defined(PETSCELLR_PETSC_HAS_CUDA)
+  PetscCall(MatELLRHaloGetPlan(A, x, z, y, &nccl, blk, be, &applies, &p));
+  if (!p || !p->halo) PetscFunctionReturn(PETSC_SUCCESS);
   PetscCheck(applies, PETSC_COMM_SELF, PETSC_ERR_PLIB, "The NCCL exchange was set up for this matrix with the vectors on the GPU; multiply with the matrix's own vectors (MatCreateVecs()) or run with -ellr_nccl 0");
+  offdiag = (PetscBool)(blk[1]->cmap->n > 0);
   PetscCall(PetscLogEventBegin(MAT_ELLRHalo, A, x, y, 0));
   PetscCall(MatELLRGetStream(&stream));
   PetscCall(VecCUDAGetArrayRead(x, &ax));
+  if (z && z != y) PetscCall(VecCUDAGetArrayRead(z, &az));
+  if (z == y) PetscCall(VecCUDAGetArray(y, &ay));
+  else PetscCall(VecCUDAGetArrayWrite(y, &ay));
   PetscCall(VecCUDAGetArrayWrite(p->ghosts, &ag));
-  PetscCall(MatELLRCheckStatus(ellr_halo_begin(p->halo, nccl, ax, ag, stream), "The NCCL ghost exchange (-ellr_nccl 0: MPIAIJ's exchange; NCCL_DEBUG=WARN says more)"));
+  PetscCall(PetscLogEventBegin(MAT_ELLRMult, A, x, y, 0)); /* one product on the storage, as MatMult() logs it */
+  PetscCall(PetscLogGpuTimeBegin());
+  PetscCall(MatELLRCheckStatus(ellr_halo_mult(p->halo, nccl, be[0]->dev, offdiag ? be[1]->dev : NULL, ax, z == y ? ay : az, ag, ay, stream), "The NCCL ghost exchange's product (-ellr_nccl 0: MPIAIJ's exchange; NCCL_DEBUG=WARN says more)"));
+  PetscCall(PetscLogGpuTimeEnd());
+  PetscCall(PetscLogGpuFlops(MatELLRHaloFlops(be, (PetscBool)(z != NULL), offdiag)));
+  PetscCall(PetscLogEventEnd(MAT_ELLRMult, A, x, y, 0));
   PetscCall(VecCUDARestoreArrayWrite(p->ghosts, &ag));
+  if (z == y) PetscCall(VecCUDARestoreArray(y, &ay));
+  else PetscCall(VecCUDARestoreArrayWrite(y, &ay));
+  if (z && z != y) PetscCall(VecCUDARestoreArrayRead(z, &az));
   PetscCall(VecCUDARestoreArrayRead(x, &ax));
   PetscCall(PetscLogEventEnd(MAT_ELLRHalo, A, x, y, 0));
-  perr = MatELLRSeqProduct(blk[0], be[0], x, z, y, PETSC_FALSE); /* while the ghosts move */
-  if (!perr) ellr_halo_mark(p->halo, ELLR_HALO_DIAG_DONE, stream);
-  st = ellr_halo_end(p->halo, stream); /* also after a failed product: x stays read */
-  PetscCall(perr);
-  PetscCall(MatELLRCheckStatus(st, "The NCCL ghost exchange"));
-  if (blk[1]->cmap->n) PetscCall(MatELLRSeqProduct(blk[1], be[1], p->ghosts, y, y, PETSC_FALSE));
-  ellr_halo_mark(p->halo, ELLR_HALO_OFFDIAG_DONE, stream);
-  PetscCall(MatELLRCheckStatus(ellr_halo_release(p->halo, stream), "The NCCL ghost exchange"));
+  be[0]->nproducts++;
+  be[1]->nproducts++;
   /* a timeline that cannot be made on a rank leaves its exchanges untimed there (the report says so): no error here,
      where the other ranks would go on to the next exchange */
   if (++p->nexchanges == 1 && p->timeline) (void)ellr_halo_timeline_start(p->halo, (int)PetscMin(p->timeline, 1 << 20));
@@ -530,6 +562,49 @@ PetscErrorCode MatELLRHaloMult(Mat A, Vec x, Vec z, Vec y, PetscBool *done)
   *done = PETSC_TRUE;
 #else
   (void)A, (void)x, (void)z, (void)y;
+#endif
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/*
+  MatELLRHaloLoopGet - the engine's pieces of A's product with NCCL's exchange (ellr_halo_mult()), for a Krylov loop that
+  enqueues its products itself and captures them in a CUDA graph with its passes; *ok false where A's products do not
+  take that path (then MatMult() runs them).  The storage is current on return and the pieces stay valid until A's
+  pattern or values change (no product may run in between: A's state says when).  The same answer on every rank.
+  Collective.
+*/
+PetscErrorCode MatELLRHaloLoopGet(Mat A, Vec x, MatELLRHaloDevice *d, PetscBool *ok)
+{
+  PetscFunctionBegin;
+  PetscCall(PetscMemzero(d, sizeof(*d)));
+  *ok = PETSC_FALSE;
+#if defined(PETSCELLR_HAVE_CUDA) && defined(PETSCELLR_PETSC_HAS_CUDA)
+  Mat              blk[2];
+  Mat_ELLR        *e;
+  MatELLRHaloPlan *p;
+  PetscBool        applies;
+  PetscMPIInt      mine, all;
+  PetscScalar     *ag;
+
+  PetscCall(MatELLRGetData(A, &e));
+  if (!e || !e->mpi) PetscFunctionReturn(PETSC_SUCCESS); /* the same on every rank: the type is collective */
+  PetscCall(MatELLRHaloGetPlan(A, x, NULL, x, &d->nccl, blk, d->be, &applies, &p));
+  if (!p) PetscFunctionReturn(PETSC_SUCCESS);
+  /* an exchange being timed (-ellr_halo_timeline) keeps its products in MatMult(), where its events are read */
+  mine = (PetscMPIInt)(p->halo && applies && !p->timeline);
+  PetscCallMPI(MPIU_Allreduce(&mine, &all, 1, MPI_INT, MPI_MIN, PetscObjectComm((PetscObject)A)));
+  if (!all) PetscFunctionReturn(PETSC_SUCCESS);
+  /* the plan's own ghost vector: nothing but its products reads it, and its device array lives as long as the plan */
+  PetscCall(VecCUDAGetArrayWrite(p->ghosts, &ag));
+  PetscCall(VecCUDARestoreArrayWrite(p->ghosts, &ag));
+  d->halo    = p->halo;
+  d->diag    = d->be[0]->dev;
+  d->offdiag = blk[1]->cmap->n ? d->be[1]->dev : NULL;
+  d->ghosts  = ag;
+  d->flops   = MatELLRHaloFlops(d->be, PETSC_FALSE, (PetscBool)(d->offdiag != NULL));
+  *ok        = PETSC_TRUE;
+#else
+  (void)A, (void)x;
 #endif
   PetscFunctionReturn(PETSC_SUCCESS);
 }

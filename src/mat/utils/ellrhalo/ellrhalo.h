@@ -7,5 +7,15 @@
 PETSC_INTERN PetscErrorCode MatELLRHaloMult(Mat, Vec, Vec, Vec, PetscBool *);            /* y = A x (+ z), the exchange overlapped */
 PETSC_INTERN PetscErrorCode MatELLRHaloStart(Mat);                                       /* its set-up, started at creation */
 PETSC_INTERN PetscErrorCode MatELLRHaloConnect(Mat);                                     /* its peers connected, at assembly */
+/* the engine's pieces of an MPI matrix's product with NCCL's exchange, for the Krylov loops' CUDA graphs */
+typedef struct {
+  ellr_halo               *halo;
+  ellr_nccl_comm          *nccl;
+  struct ellr_cuda_matrix *diag, *offdiag; /* offdiag NULL: no ghosts */
+  double                  *ghosts;
+  Mat_ELLR                *be[2];          /* the blocks' records (their product counts) */
+  PetscLogDouble           flops;          /* of one product, as AIJ logs it */
+} MatELLRHaloDevice;
+PETSC_INTERN PetscErrorCode MatELLRHaloLoopGet(Mat, Vec, MatELLRHaloDevice *, PetscBool *);
 PETSC_INTERN PetscErrorCode MatELLRCommNCCL(MPI_Comm, ellr_nccl_comm **, PetscBool *); /* its communicator, for reductions */
 #endif

@@ -1,6 +1,7 @@
 /* ellr_halo.cu - the ghost exchange through NCCL (ellr_halo.h): NCCL loaded at run time, pack, grouped send/receive. */
 #include "ellr_halo.h"
 #include "ellr_timeline.h"
+#include "ellr_cuda.h"
 #include "ellr_cuda_util.cuh"
 
 #include <cuda_runtime.h>
@@ -483,6 +484,28 @@ ellr_status ellr_halo_release(ellr_halo *h, void *stream)
   h->pending = 1;
   if (h->tl) (void)ellr_timeline_next(h->tl);
   return ELLR_OK;
+}
+
+ellr_status ellr_halo_join(ellr_halo *h, void *stream)
+{
+  if (h->pending) CU(cudaStreamWaitEvent((cudaStream_t)stream, h->consumed, 0));
+  h->pending = 0;
+  return ELLR_OK;
+}
+
+ellr_status ellr_halo_mult(ellr_halo *h, ellr_nccl_comm *comm, ellr_cuda_matrix *diag, ellr_cuda_matrix *offdiag, const double *x, const double *z, double *ghosts, double *y, void *stream)
+{
+  ellr_status st, st_end;
+
+  TRY(ellr_halo_begin(h, comm, x, ghosts, stream));
+  st = ellr_cuda_mult(diag, x, z, y, 0, stream); /* while the ghosts move */
+  if (st == ELLR_OK) ellr_halo_mark(h, ELLR_HALO_DIAG_DONE, stream);
+  st_end = ellr_halo_end(h, stream); /* also after a failed product: x stays read until the exchange is done */
+  if (st == ELLR_OK) st = st_end;
+  if (st == ELLR_OK && offdiag) st = ellr_cuda_mult(offdiag, ghosts, y, y, 0, stream);
+  if (st == ELLR_OK) ellr_halo_mark(h, ELLR_HALO_OFFDIAG_DONE, stream);
+  st_end = ellr_halo_release(h, stream);
+  return st == ELLR_OK ? st_end : st;
 }
 
 ellr_status ellr_halo_timeline_start(ellr_halo *h, int n)

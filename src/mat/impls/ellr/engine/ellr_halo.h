@@ -78,6 +78,16 @@ ellr_status ellr_halo_end(ellr_halo *h, void *stream);
 /* after the work on stream that reads the ghosts: the next exchange waits for it before it overwrites them */
 ellr_status ellr_halo_release(ellr_halo *h, void *stream);
 void        ellr_halo_destroy(ellr_halo *h);
+/* stream takes over the wait for the last exchange's ghosts to be read (work ordered after stream is ordered after
+   them): the next exchange begun on such work does not wait for that record.  Before a CUDA graph's capture, whose
+   streams may not wait for an event recorded outside it or in an earlier capture. */
+ellr_status ellr_halo_join(ellr_halo *h, void *stream);
+/* The whole MPI product on stream, y = A x (+ z) with A = [diag offdiag] (offdiag NULL: no ghosts to multiply; z may
+   be NULL or y): the exchange begun, the diagonal block multiplied while the ghosts move, the off-diagonal block added
+   once they are in, the ghosts released.  Nothing waits on the host but NCCL's enqueueing, so a CUDA graph may capture
+   it (with the Krylov loop's passes and all-reduces around it). */
+struct ellr_cuda_matrix; /* ellr_cuda.h */
+ellr_status ellr_halo_mult(ellr_halo *h, ellr_nccl_comm *comm, struct ellr_cuda_matrix *diag, struct ellr_cuda_matrix *offdiag, const double *x, const double *z, double *ghosts, double *y, void *stream);
 
 /* The timeline of the next n exchanges (0: none), from CUDA events on the streams that run them (ellr_timeline.h):
    the caller marks the end of its diagonal block's product (after ellr_halo_begin, on its stream) and of its
