@@ -596,11 +596,11 @@ PetscErrorCode MatELLRHaloLoopGet(Mat A, Vec x, MatELLRHaloDevice *d, PetscBool 
   if (!all) PetscFunctionReturn(PETSC_SUCCESS);
   /* the plan's own ghost vector: nothing but its products reads it, and its device array lives as long as the plan */
   PetscCall(VecCUDAGetArrayWrite(p->ghosts, &ag));
+  d->ghosts = ag; /* the restore below clears ag */
   PetscCall(VecCUDARestoreArrayWrite(p->ghosts, &ag));
   d->halo    = p->halo;
   d->diag    = d->be[0]->dev;
   d->offdiag = blk[1]->cmap->n ? d->be[1]->dev : NULL;
-  d->ghosts  = ag;
   d->flops   = MatELLRHaloFlops(d->be, PETSC_FALSE, (PetscBool)(d->offdiag != NULL));
   *ok        = PETSC_TRUE;
 #else

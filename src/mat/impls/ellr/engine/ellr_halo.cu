@@ -424,6 +424,18 @@ ellr_status ellr_halo_create(int nsend, const int *send_ranks, const int64_t *se
   return ELLR_OK;
 }
 
+/* Whether stream is being captured into a CUDA graph: an event recorded there cannot be waited for outside that
+   capture, and one recorded outside cannot be waited for inside it.  In a capture the exchanges are ordered by the
+   capturing stream alone (each begins on work that follows the last one's off-diagonal product there), the first
+   after ellr_halo_join(), and the work that replays the graph orders whatever exchange follows it. */
+static int ellr_halo_capturing(void *stream)
+{
+  cudaStreamCaptureStatus cs = cudaStreamCaptureStatusNone;
+
+  if (cudaStreamIsCapturing((cudaStream_t)stream, &cs) != cudaSuccess) (void)cudaGetLastError();
+  return cs != cudaStreamCaptureStatusNone;
+}
+
 ellr_status ellr_halo_begin(ellr_halo *h, ellr_nccl_comm *comm, const double *x, double *ghosts, void *stream)
 {
 #if defined(ELLR_HAVE_NCCL_H)
@@ -435,7 +447,8 @@ ellr_status ellr_halo_begin(ellr_halo *h, ellr_nccl_comm *comm, const double *x,
   if (h->tl) ellr_timeline_mark(h->tl, HALO_START, stream);
   CU(cudaEventRecord(h->ready, (cudaStream_t)stream));
   CU(cudaStreamWaitEvent(h->stream, h->ready, 0));
-  if (h->pending) CU(cudaStreamWaitEvent(h->stream, h->consumed, 0)); /* the stream of the last product may differ */
+  /* the stream of the last product may differ (not in a capture: ellr_halo_capturing()) */
+  if (h->pending && !ellr_halo_capturing(stream)) CU(cudaStreamWaitEvent(h->stream, h->consumed, 0));
   h->pending = 0;
   if (ns) {
     ellr_halo_pack<<<ellr_halo_blocks(ns), 256, 0, h->stream>>>(ns, h->d_send_idx, x, h->d_sendbuf);
@@ -480,6 +493,11 @@ ellr_status ellr_halo_end(ellr_halo *h, void *stream)
 
 ellr_status ellr_halo_release(ellr_halo *h, void *stream)
 {
+  if (ellr_halo_capturing(stream)) {
+    h->pending = 0;
+    if (h->tl) (void)ellr_timeline_next(h->tl);
+    return ELLR_OK;
+  }
   CU(cudaEventRecord(h->consumed, (cudaStream_t)stream));
   h->pending = 1;
   if (h->tl) (void)ellr_timeline_next(h->tl);
