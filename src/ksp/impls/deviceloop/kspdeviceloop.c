@@ -520,6 +520,8 @@ static PetscErrorCode KSPDeviceLoopGPU(KSPDeviceLoop *L, const cgloop_state *st0
     key[KSP_DEVICELOOP_MAX_VECS + 1] = L->halo.halo ? (const void *)L->halo.diag : (L->e ? (const void *)L->e->dev : (const void *)L->vals);
     key[KSP_DEVICELOOP_MAX_VECS + 2] = L->halo.offdiag;
     key[KSP_DEVICELOOP_MAX_VECS + 3] = L->halo.halo;
+    key[KSP_DEVICELOOP_MAX_VECS + 4] = L->halo.ghosts;
+    key[KSP_DEVICELOOP_MAX_VECS + 5] = L->halo.nccl;
     PetscCall(PetscObjectStateGet((PetscObject)L->A, &state));
     PetscCall(PetscObjectGetId((PetscObject)L->A, &id));
     for (PetscInt k = 0; k < KSP_DEVICELOOP_KEYS; k++) same = (PetscBool)(same && key[k] == L->key[k]);
@@ -528,26 +530,26 @@ static PetscErrorCode KSPDeviceLoopGPU(KSPDeviceLoop *L, const cgloop_state *st0
     recapture = (PetscMPIInt)(!cgloop_cuda_has_graph(L->cu) || !same || id != L->key_id || state != L->key_state || L->batch != L->key_batch);
     if (L->nccl) PetscCallMPI(MPIU_Allreduce(MPI_IN_PLACE, &recapture, 1, MPI_INT, MPI_MAX, PetscObjectComm((PetscObject)ksp)));
     if (recapture) {
-      int rc;
+      PetscErrorCode ierr = PETSC_SUCCESS;
+      int            rc;
 
       if (L->halo.halo) PetscCall(MatELLRCheckStatus(ellr_halo_join(L->halo.halo, cgloop_cuda_stream(L->cu)), "Ordering the loop after the last exchange"));
       rc = cgloop_cuda_capture_begin(L->cu);
-      for (PetscInt k = 0; !rc && k < L->batch; k++) {
-        PetscErrorCode ierr = (*L->iterate)(L);
+      for (PetscInt k = 0; !rc && !ierr && k < L->batch; k++) ierr = (*L->iterate)(L);
+      if (!rc) { /* never leave the stream capturing */
+        const int rc_end = cgloop_cuda_capture_end(L->cu);
 
-        if (ierr) { /* never leave the stream capturing */
-          (void)cgloop_cuda_capture_end(L->cu);
-          (void)cgloop_cuda_drop_graph(L->cu);
-          PetscCall(ierr);
-        }
+        if (!ierr) rc = rc_end;
       }
-      if (!rc) rc = cgloop_cuda_capture_end(L->cu);
-      if (L->nccl) { /* NCCL's calls were captured on the ranks that succeeded: none may go on alone */
-        PetscMPIInt failed = (PetscMPIInt)(rc != 0), any;
+      if (ierr) (void)cgloop_cuda_drop_graph(L->cu);
+      if (L->nccl) { /* NCCL's calls were captured on the ranks that succeeded: none may go on alone, nor wait for one that stopped */
+        PetscMPIInt failed = (PetscMPIInt)(rc != 0 || ierr), any;
 
         PetscCallMPI(MPIU_Allreduce(&failed, &any, 1, MPI_INT, MPI_MAX, PetscObjectComm((PetscObject)ksp)));
+        PetscCall(ierr);
         PetscCheck(!any, PetscObjectComm((PetscObject)ksp), PETSC_ERR_GPU, "The %s iterations with NCCL's exchange could not be captured as a CUDA graph on every rank (%s here); -ellr_nccl 0 runs PETSc's loop with MPI's exchange", L->name, rc ? cgloop_cuda_error(rc) : "captured");
       }
+      PetscCall(ierr);
       if (rc) {
         PetscCall(PetscInfo(ksp, "The %s iterations could not be captured as a CUDA graph (%s): they are enqueued one by one\n", L->name, cgloop_cuda_error(rc)));
         graph = PETSC_FALSE;
@@ -563,8 +565,12 @@ static PetscErrorCode KSPDeviceLoopGPU(KSPDeviceLoop *L, const cgloop_state *st0
   PetscCall(PetscInfo(ksp, "%s, %" PetscInt_FMT " iterations between two looks of the host (one iteration: %g ms on the GPU)\n", graph ? "CUDA graph" : "passes enqueued one by one", L->batch, 1e3 * t_iter));
   while (!finished || inflight) {
     if (!finished && inflight < depth) {
-      if (graph) KSPDeviceLoopCheckCUDA(ksp, cgloop_cuda_launch(L->cu), "Launching the loop's graph");
-      else
+      if (graph) {
+        /* after an exchange outside the graph (a monitor's product between batches): the graph's first one waits for
+           its ghosts to have been read, as an exchange outside a graph does by itself */
+        if (L->halo.halo) PetscCall(MatELLRCheckStatus(ellr_halo_join(L->halo.halo, cgloop_cuda_stream(L->cu)), "Ordering the loop after the last exchange"));
+        KSPDeviceLoopCheckCUDA(ksp, cgloop_cuda_launch(L->cu), "Launching the loop's graph");
+      } else
         for (PetscInt k = 0; k < L->batch; k++) PetscCall((*L->iterate)(L));
       KSPDeviceLoopCheckCUDA(ksp, cgloop_cuda_state_fetch(L->cu, (int)((slot + inflight) % 2)), "Fetching the loop's state");
       inflight++;

@@ -26,7 +26,7 @@
 
 #define KSP_DEVICELOOP_MAX_VECS  8
 #define KSP_DEVICELOOP_MAX_BATCH 64
-#define KSP_DEVICELOOP_KEYS      (KSP_DEVICELOOP_MAX_VECS + 4)
+#define KSP_DEVICELOOP_KEYS      (KSP_DEVICELOOP_MAX_VECS + 6)
 
 typedef enum {
   KSP_DEVICELOOP_PETSC, /* PETSc's own loop of the method */

@@ -569,9 +569,10 @@ PetscErrorCode MatELLRHaloMult(Mat A, Vec x, Vec z, Vec y, PetscBool *done)
 /*
   MatELLRHaloLoopGet - the engine's pieces of A's product with NCCL's exchange (ellr_halo_mult()), for a Krylov loop that
   enqueues its products itself and captures them in a CUDA graph with its passes; *ok false where A's products do not
-  take that path (then MatMult() runs them).  The storage is current on return and the pieces stay valid until A's
-  pattern or values change (no product may run in between: A's state says when).  The same answer on every rank.
-  Collective.
+  take that path (then MatMult() runs them).  The caller has made both blocks' storage current (MatELLRMPIPrepare());
+  the pieces stay valid until A's pattern or values change (A's state says when).  The ghost buffer is the plan's own
+  vector's device array, kept past its restore: nothing but the plan's products touch it, and it lives as long as the
+  plan.  The same answer on every rank.  Collective.
 */
 PetscErrorCode MatELLRHaloLoopGet(Mat A, Vec x, MatELLRHaloDevice *d, PetscBool *ok)
 {

@@ -442,13 +442,16 @@ ellr_status ellr_halo_begin(ellr_halo *h, ellr_nccl_comm *comm, const double *x,
   int64_t ns = h->send_off[h->nsend], nr = h->recv_off[h->nrecv];
   double *rbuf = h->d_recvbuf ? h->d_recvbuf : ghosts;
 
+  const int capturing = ellr_halo_capturing(stream);
+
+  /* a capture cannot wait for the last exchange's record made outside it: the caller orders it first */
+  if (capturing && h->pending) return ellr_error(ELLR_ERR_ARG, "an exchange captured in a CUDA graph after one outside it: ellr_halo_join() on the capturing stream first");
   nccl_idle();
   TRY(nccl_linked(comm));
   if (h->tl) ellr_timeline_mark(h->tl, HALO_START, stream);
   CU(cudaEventRecord(h->ready, (cudaStream_t)stream));
   CU(cudaStreamWaitEvent(h->stream, h->ready, 0));
-  /* the stream of the last product may differ (not in a capture: ellr_halo_capturing()) */
-  if (h->pending && !ellr_halo_capturing(stream)) CU(cudaStreamWaitEvent(h->stream, h->consumed, 0));
+  if (h->pending) CU(cudaStreamWaitEvent(h->stream, h->consumed, 0)); /* the stream of the last product may differ */
   h->pending = 0;
   if (ns) {
     ellr_halo_pack<<<ellr_halo_blocks(ns), 256, 0, h->stream>>>(ns, h->d_send_idx, x, h->d_sendbuf);
