@@ -145,7 +145,6 @@ static PetscErrorCode KSPSolve_CGDevice(KSP ksp)
   L->path = KSP_DEVICELOOP_PETSC;
 #if defined(KSP_DEVICELOOP_CUDA)
   L->nccl = NULL; /* set by KSPDeviceLoopChoosePath() where it runs */
-  PetscCall(PetscMemzero(&L->halo, sizeof(L->halo)));
 #endif
   if (c->radius || c->objective) why = "a trust-region radius or an objective target is set";
   else if (c->single) why = "the single-reduction variant is asked for (KSPCGUseSingleReduction())";

@@ -439,9 +439,8 @@ static int ellr_halo_capturing(void *stream)
 ellr_status ellr_halo_begin(ellr_halo *h, ellr_nccl_comm *comm, const double *x, double *ghosts, void *stream)
 {
 #if defined(ELLR_HAVE_NCCL_H)
-  int64_t ns = h->send_off[h->nsend], nr = h->recv_off[h->nrecv];
-  double *rbuf = h->d_recvbuf ? h->d_recvbuf : ghosts;
-
+  int64_t   ns = h->send_off[h->nsend], nr = h->recv_off[h->nrecv];
+  double   *rbuf      = h->d_recvbuf ? h->d_recvbuf : ghosts;
   const int capturing = ellr_halo_capturing(stream);
 
   /* a capture cannot wait for the last exchange's record made outside it: the caller orders it first */
@@ -496,13 +495,10 @@ ellr_status ellr_halo_end(ellr_halo *h, void *stream)
 
 ellr_status ellr_halo_release(ellr_halo *h, void *stream)
 {
-  if (ellr_halo_capturing(stream)) {
-    h->pending = 0;
-    if (h->tl) (void)ellr_timeline_next(h->tl);
-    return ELLR_OK;
-  }
-  CU(cudaEventRecord(h->consumed, (cudaStream_t)stream));
-  h->pending = 1;
+  const int capturing = ellr_halo_capturing(stream);
+
+  if (!capturing) CU(cudaEventRecord(h->consumed, (cudaStream_t)stream)); /* none in a capture: ellr_halo_capturing() */
+  h->pending = !capturing;
   if (h->tl) (void)ellr_timeline_next(h->tl);
   return ELLR_OK;
 }
