@@ -342,7 +342,10 @@ int cgloop_cuda_capture_end(cgloop_cuda *c)
     (void)cudaGetLastError();
     return (int)e;
   }
-  e = cudaGraphInstantiate(&c->exec, c->graph, 0);
+  /* each kernel keeps the priority of the stream it was captured on (a graph otherwise runs every node at its launch
+     stream's): the ghost exchange's high-priority stream then still gets SMs ahead of the diagonal block's product
+     that it overlaps, as outside a graph */
+  e = cudaGraphInstantiate(&c->exec, c->graph, cudaGraphInstantiateFlagUseNodePriority);
   if (e != cudaSuccess) {
     c->exec = NULL;
     (void)cudaGetLastError();
