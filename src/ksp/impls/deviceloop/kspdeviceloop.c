@@ -50,6 +50,43 @@ static PetscErrorCode KSPDeviceLoopVecOnGPU(Vec v, PetscBool *gpu)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+/* NCCL's set-up started at KSPSetFromOptions() where the solves on several processes will sum their reductions
+   through it: the DM's vectors, the operator or the solution are CUDA's.  It takes about a second in NCCL's background;
+   started here it overlaps the program's assembly (a matrix of ours starts it when made, an aijcusparse one does not),
+   instead of the first solve running PETSc's loop beside it.  Collective: the types asked are the same on every rank. */
+PetscErrorCode KSPDeviceLoopStartNCCL(KSP ksp)
+{
+  PetscFunctionBegin;
+#if defined(KSP_DEVICELOOP_CUDA)
+  PetscMPIInt     size;
+  PetscBool       cuda = PETSC_FALSE, pending;
+  ellr_nccl_comm *nccl;
+
+  PetscCallMPI(MPI_Comm_size(PetscObjectComm((PetscObject)ksp), &size));
+  if (size == 1) PetscFunctionReturn(PETSC_SUCCESS);
+  if (ksp->dm) {
+    VecType vtype = NULL;
+    char   *found = NULL;
+
+    PetscCall(DMGetVecType(ksp->dm, &vtype));
+    if (vtype) PetscCall(PetscStrstr(vtype, "cuda", &found));
+    cuda = (PetscBool)(found != NULL);
+  }
+  if (!cuda && ksp->pc && ksp->pc->mat) PetscCall(PetscObjectTypeCompare((PetscObject)ksp->pc->mat, MATMPIAIJCUSPARSE, &cuda));
+  if (!cuda && ksp->vec_sol) PetscCall(KSPDeviceLoopVecOnGPU(ksp->vec_sol, &cuda));
+  if (!cuda) PetscFunctionReturn(PETSC_SUCCESS);
+  /* PETSc picks each rank's GPU (rank modulo the devices) when it initializes CUDA, lazily at the first CUDA object by
+     default: where none exists yet (a DM's solve makes its objects later) every rank would still be on GPU 0, and NCCL
+     refuses ranks sharing a GPU.  The vectors will be CUDA's anyway: PETSc's choice made now. */
+  PetscCall(PetscDeviceInitialize(PETSC_DEVICE_CUDA));
+  PetscCall(MatELLRCommNCCL(PetscObjectComm((PetscObject)ksp), &nccl, &pending));
+  if (pending) PetscCall(PetscInfo(ksp, "NCCL's set-up for the loop's reductions on %d processes (CUDA vectors) under way from KSPSetFromOptions() at the latest\n", size));
+#else
+  (void)ksp;
+#endif
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 /* the preconditioner as the passes see it: none, a diagonal, or the caller's */
 PetscErrorCode KSPDeviceLoopPCKind(KSP ksp, Mat A, cgloop_pc *kind)
 {

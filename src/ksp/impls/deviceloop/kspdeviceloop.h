@@ -97,6 +97,8 @@ PETSC_INTERN PetscErrorCode KSPDeviceLoopGet(KSP, KSPDeviceLoop **);
 PETSC_INTERN PetscErrorCode KSPDeviceLoopStateInit(KSP, cgloop_state *);
 
 PETSC_INTERN PetscErrorCode KSPDeviceLoopDestroy(KSPDeviceLoop *);
+/* at KSPSetFromOptions(): NCCL's set-up started where solves on several processes will use it (CUDA vectors) */
+PETSC_INTERN PetscErrorCode KSPDeviceLoopStartNCCL(KSP);
 PETSC_INTERN PetscErrorCode KSPDeviceLoopPCKind(KSP, Mat, cgloop_pc *);
 /* the checks every method shares, then the method's own reason for PETSc's loop (own: NULL where it has none), then,
    on several processes, NCCL (whose set-up this may start); *why is the reason PETSc's loop runs, or NULL (then L->path

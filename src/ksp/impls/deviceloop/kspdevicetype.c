@@ -55,6 +55,7 @@ static PetscErrorCode KSPSetFromOptions_DeviceLoop(KSP ksp, MatELLROptionItems P
   PetscOptionsHeadBegin(PetscOptionsObject, L->title);
   PetscCall(PetscOptionsInt(L->option, "Iterations between two looks of the host at the residual norms (0: chosen from the time of an iteration)", L->manual, L->check_every, &L->check_every, NULL));
   PetscOptionsHeadEnd();
+  PetscCall(KSPDeviceLoopStartNCCL(ksp));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
