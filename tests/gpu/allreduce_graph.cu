@@ -1,0 +1,203 @@
+/*
+  allreduce_graph.cu - what one reduction of the Krylov loop costs per iteration inside a CUDA graph on several GPUs:
+  the loop's reduction pass (a grid of blocks summing into partials, the last block writing the totals), NCCL's
+  all-reduce of those totals, the one-thread kernel that runs the scalar rule on them.  Each row captures ITERS such
+  iterations as one graph, launches it REPS times and prints the median time per iteration (CUDA events):
+
+    pass                       the reduction pass alone (what one GPU pays)
+    pass + rule                ... and the rule's kernel
+    pass + allreduce + rule    what the loop runs on several ranks
+    pass + allreduce           without the rule's kernel (the rule folded into the next pass)
+    ... symmetric              the same with the totals in NCCL's symmetric memory (ncclMemAlloc +
+                               ncclCommWindowRegister(NCCL_WIN_COLL_SYMMETRIC), NCCL >= 2.27)
+
+  Usage: mpiexec -n 2 allreduce_graph [N]   (N: the vector length the pass sums, default 8.4M)
+  NCCL is loaded at run time (libnccl.so.2 from LD_LIBRARY_PATH), as the library loads it.
+*/
+#include <cuda_runtime.h>
+#include <mpi.h>
+#include <nccl.h>
+#include <dlfcn.h>
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <vector>
+
+#define CK(x) \
+  do { \
+    cudaError_t e_ = (x); \
+    if (e_ != cudaSuccess) { \
+      fprintf(stderr, "%s:%d %s: %s\n", __FILE__, __LINE__, #x, cudaGetErrorString(e_)); \
+      MPI_Abort(MPI_COMM_WORLD, 1); \
+    } \
+  } while (0)
+#define NK(x) \
+  do { \
+    ncclResult_t r_ = (x); \
+    if (r_ != ncclSuccess) { \
+      fprintf(stderr, "%s:%d %s: NCCL error %d\n", __FILE__, __LINE__, #x, (int)r_); \
+      MPI_Abort(MPI_COMM_WORLD, 1); \
+    } \
+  } while (0)
+
+static struct {
+  decltype(&ncclGetUniqueId)          get_unique_id;
+  decltype(&ncclCommInitRank)         init_rank;
+  decltype(&ncclAllReduce)            all_reduce;
+  decltype(&ncclMemAlloc)             mem_alloc;
+  decltype(&ncclMemFree)              mem_free;
+  decltype(&ncclCommWindowRegister)   win_register;
+  decltype(&ncclCommWindowDeregister) win_deregister;
+  decltype(&ncclCommDestroy)          destroy;
+  decltype(&ncclGetVersion)           version;
+} nccl;
+
+#define THREADS 256
+#define MAX_BLOCKS 1024
+
+__global__ static void pass_kernel(long long n, const double *p, const double *w, double *partial, unsigned *arrived, double *sums)
+{
+  __shared__ double sh[THREADS];
+  __shared__ bool   last;
+  double            v = 0.0;
+  for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n; i += (long long)gridDim.x * blockDim.x) v += p[i] * w[i];
+  sh[threadIdx.x] = v;
+  __syncthreads();
+  for (int s = THREADS / 2; s > 0; s >>= 1) {
+    if (threadIdx.x < s) sh[threadIdx.x] += sh[threadIdx.x + s];
+    __syncthreads();
+  }
+  if (threadIdx.x == 0) {
+    partial[blockIdx.x] = sh[0];
+    __threadfence();
+    last = atomicAdd(arrived, 1u) == gridDim.x - 1;
+  }
+  __syncthreads();
+  if (!last) return;
+  v = 0.0;
+  for (int b = threadIdx.x; b < (int)gridDim.x; b += THREADS) v += ((volatile double *)partial)[b];
+  sh[threadIdx.x] = v;
+  __syncthreads();
+  for (int s = THREADS / 2; s > 0; s >>= 1) {
+    if (threadIdx.x < s) sh[threadIdx.x] += sh[threadIdx.x + s];
+    __syncthreads();
+  }
+  if (threadIdx.x == 0) {
+    sums[0] = sh[0];
+    sums[1] = 1.0;
+    *arrived = 0;
+  }
+}
+
+__global__ static void rule_kernel(const double *sums, double *state)
+{
+  state[0] = sums[0] / (sums[1] + 1.0);
+  state[1] += 1.0;
+}
+
+enum { PASS, PASS_RULE, PASS_AR_RULE, PASS_AR, PASS_SAR_RULE, PASS_SAR, NROWS };
+static const char *row_name[NROWS] = {"pass", "pass + rule", "pass + allreduce + rule", "pass + allreduce", "pass + allreduce + rule, symmetric", "pass + allreduce, symmetric"};
+
+int main(int argc, char **argv)
+{
+  int       rank, size, ndev;
+  long long n     = argc > 1 ? atoll(argv[1]) : 8388608LL;
+  const int ITERS = 400, REPS = 15;
+
+  MPI_Init(&argc, &argv);
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  CK(cudaGetDeviceCount(&ndev));
+  CK(cudaSetDevice(rank % ndev));
+  void *lib = dlopen("libnccl.so.2", RTLD_NOW | RTLD_LOCAL);
+  if (!lib) {
+    fprintf(stderr, "NCCL not found: %s\n", dlerror());
+    MPI_Abort(MPI_COMM_WORLD, 1);
+  }
+#define SYM(f, s) *(void **)&nccl.f = dlsym(lib, #s)
+  SYM(get_unique_id, ncclGetUniqueId);
+  SYM(init_rank, ncclCommInitRank);
+  SYM(all_reduce, ncclAllReduce);
+  SYM(mem_alloc, ncclMemAlloc);
+  SYM(mem_free, ncclMemFree);
+  SYM(win_register, ncclCommWindowRegister);
+  SYM(win_deregister, ncclCommWindowDeregister);
+  SYM(destroy, ncclCommDestroy);
+  SYM(version, ncclGetVersion);
+  int ver = 0;
+  NK(nccl.version(&ver));
+  ncclUniqueId id;
+  if (rank == 0) NK(nccl.get_unique_id(&id));
+  MPI_Bcast(&id, sizeof(id), MPI_BYTE, 0, MPI_COMM_WORLD);
+  ncclComm_t comm;
+  NK(nccl.init_rank(&comm, size, id, rank));
+
+  double   *p, *w, *partial, *sums, *state, *ssums = NULL;
+  unsigned *arrived;
+  CK(cudaMalloc(&p, n * sizeof(double)));
+  CK(cudaMalloc(&w, n * sizeof(double)));
+  CK(cudaMemset(p, 0, n * sizeof(double)));
+  CK(cudaMemset(w, 0, n * sizeof(double)));
+  CK(cudaMalloc(&partial, MAX_BLOCKS * sizeof(double)));
+  CK(cudaMalloc(&sums, 4 * sizeof(double)));
+  CK(cudaMalloc(&state, 4 * sizeof(double)));
+  CK(cudaMalloc(&arrived, sizeof(unsigned)));
+  CK(cudaMemset(arrived, 0, sizeof(unsigned)));
+  ncclWindow_t win = NULL;
+  int          have_sym = nccl.mem_alloc && nccl.win_register;
+  if (have_sym) {
+    NK(nccl.mem_alloc((void **)&ssums, 4096));
+    NK(nccl.win_register(comm, ssums, 4096, &win, NCCL_WIN_COLL_SYMMETRIC));
+  }
+  int nblocks = (int)std::min<long long>((n + THREADS - 1) / THREADS, MAX_BLOCKS);
+
+  cudaStream_t s;
+  CK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+  cudaEvent_t e0, e1;
+  CK(cudaEventCreate(&e0));
+  CK(cudaEventCreate(&e1));
+  if (rank == 0) printf("# NCCL %d, %d ranks, n = %lld per rank, %d blocks, %d iterations per graph, median of %d launches\n", ver, size, n, nblocks, ITERS, REPS);
+  if (rank == 0) printf("%-40s %12s\n", "per iteration", "us");
+  for (int row = 0; row < NROWS; row++) {
+    bool    sym  = row >= PASS_SAR_RULE;
+    bool    ar   = row >= PASS_AR_RULE;
+    bool    rule = row == PASS_RULE || row == PASS_AR_RULE || row == PASS_SAR_RULE;
+    double *buf  = sym ? ssums : sums;
+    if (sym && !have_sym) {
+      if (rank == 0) printf("%-40s %12s\n", row_name[row], "n/a");
+      continue;
+    }
+    cudaGraph_t     g;
+    cudaGraphExec_t x;
+    CK(cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal));
+    for (int it = 0; it < ITERS; it++) {
+      pass_kernel<<<nblocks, THREADS, 0, s>>>(n, p, w, partial, arrived, buf);
+      if (ar) NK(nccl.all_reduce(buf, buf, 2, ncclDouble, ncclSum, comm, s));
+      if (rule) rule_kernel<<<1, 1, 0, s>>>(buf, state);
+    }
+    CK(cudaStreamEndCapture(s, &g));
+    CK(cudaGraphInstantiate(&x, g, 0));
+    std::vector<double> t;
+    for (int r = 0; r < REPS + 2; r++) {
+      MPI_Barrier(MPI_COMM_WORLD);
+      CK(cudaEventRecord(e0, s));
+      CK(cudaGraphLaunch(x, s));
+      CK(cudaEventRecord(e1, s));
+      CK(cudaEventSynchronize(e1));
+      float ms;
+      CK(cudaEventElapsedTime(&ms, e0, e1));
+      if (r >= 2) t.push_back(1e3 * ms / ITERS);
+    }
+    std::sort(t.begin(), t.end());
+    double med = t[t.size() / 2], worst;
+    MPI_Reduce(&med, &worst, 1, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
+    if (rank == 0) printf("%-40s %12.2f\n", row_name[row], worst);
+    CK(cudaGraphExecDestroy(x));
+    CK(cudaGraphDestroy(g));
+  }
+  if (win) NK(nccl.win_deregister(comm, win));
+  if (ssums) NK(nccl.mem_free(ssums));
+  NK(nccl.destroy(comm));
+  MPI_Finalize();
+  return 0;
+}
