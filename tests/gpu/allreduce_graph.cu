@@ -14,7 +14,7 @@
   Usage: mpiexec -n 2 allreduce_graph [N]   (N: the vector length the pass sums, default 8.4M)
   NCCL is loaded at run time (libnccl.so.2 from LD_LIBRARY_PATH), as the library loads it.
 */
-#include <cuda_runtime.h>
+#include "cgloop_cuda_impl.h" /* the loop's block sums and constants */
 #include <mpi.h>
 #include <nccl.h>
 #include <dlfcn.h>
@@ -52,8 +52,8 @@ static struct {
   decltype(&ncclGetVersion)           version;
 } nccl;
 
-#define THREADS 256
-#define MAX_BLOCKS 1024
+#define THREADS CGLOOP_THREADS
+#define MAX_BLOCKS CGLOOP_MAX_BLOCKS
 
 __global__ static void pass_kernel(long long n, const double *p, const double *w, double *partial, unsigned *arrived, double *sums)
 {
@@ -61,29 +61,18 @@ __global__ static void pass_kernel(long long n, const double *p, const double *w
   __shared__ bool   last;
   double            v = 0.0;
   for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n; i += (long long)gridDim.x * blockDim.x) v += p[i] * w[i];
-  sh[threadIdx.x] = v;
-  __syncthreads();
-  for (int s = THREADS / 2; s > 0; s >>= 1) {
-    if (threadIdx.x < s) sh[threadIdx.x] += sh[threadIdx.x + s];
-    __syncthreads();
-  }
+  v = cgloop_block_sum(v, sh);
   if (threadIdx.x == 0) {
-    partial[blockIdx.x] = sh[0];
+    partial[blockIdx.x] = v;
     __threadfence();
     last = atomicAdd(arrived, 1u) == gridDim.x - 1;
   }
   __syncthreads();
   if (!last) return;
-  v = 0.0;
-  for (int b = threadIdx.x; b < (int)gridDim.x; b += THREADS) v += ((volatile double *)partial)[b];
-  sh[threadIdx.x] = v;
   __syncthreads();
-  for (int s = THREADS / 2; s > 0; s >>= 1) {
-    if (threadIdx.x < s) sh[threadIdx.x] += sh[threadIdx.x + s];
-    __syncthreads();
-  }
+  v = cgloop_total(partial, sh);
   if (threadIdx.x == 0) {
-    sums[0] = sh[0];
+    sums[0] = v;
     sums[1] = 1.0;
     *arrived = 0;
   }

@@ -35,7 +35,7 @@ else
   nvcc -O2 -std=c++17 -arch=sm_90 tests/gpu/upload_bench.cu -o $B/tests/gpu/upload_bench -lpthread
   # what a reduction of the Krylov loop costs in a CUDA graph on several GPUs (NCCL loaded at run time, as the library does)
   nccl_inc=$(dirname "$(ls /usr/local/cuda/include/nccl.h /usr/include/nccl.h .petsc-cuda/nccl/include/nccl.h 2>/dev/null | head -1)")
-  nvcc -O2 -std=c++17 -arch=sm_90 -I"$nccl_inc" $(mpicc --showme:compile) tests/gpu/allreduce_graph.cu -o $B/tests/gpu/allreduce_graph $(mpicc --showme:link | sed 's/-pthread/-Xcompiler -pthread/g') -ldl
+  nvcc -O2 -std=c++17 -arch=sm_90 -I"$nccl_inc" -Isrc/ksp/impls/deviceloop $(mpicc --showme:compile) tests/gpu/allreduce_graph.cu -o $B/tests/gpu/allreduce_graph $(mpicc --showme:link | sed 's/-pthread/-Xcompiler -pthread/g') -ldl
 fi
 
 T=$B/petsc-tutorials
