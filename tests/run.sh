@@ -660,13 +660,14 @@ else PT_OK=0; tail -n +2 "$PTLOG" >"$PTLOG.rest"; Q=1 fail petsc_tutorials_build
       t_grep "nccl_cgdevice_ex1_view_np$np" "inner products summed over the ranks on the GPU by NCCL && KSP iterations: [0-9]+ \(CONVERGED_RTOL\)" -- $MPIEXEC -n $np "$EX1" -mat_type ellrt -n 40 -ksp_type cgdevice -pc_type jacobi -ksp_view -ellr_nccl_wait
       # the graph was captured and replayed (not its fallback, passes enqueued one by one)
       t_grep "nccl_cgdevice_graph_captured_np$np" "^\[0\] .*CUDA graph, [0-9]+ iterations between two looks && KSP iterations: [0-9]+ \(CONVERGED_RTOL\)" -- $MPIEXEC -n $np "$EX1" -mat_type pellr -n 40 -ksp_type cgdevice -pc_type jacobi -ellr_nccl_wait -info :ksp
-      # NCCL's set-up started at KSPSetFromOptions() for an aijcusparse operator (nothing else of ours sees it before the
-      # solve); here the solve comes too soon after it for NCCL to be ready, hence the test below
-      t_grep "nccl_cgdevice_starts_nccl_at_setfromoptions_np$np" "KSPDeviceLoopStartNCCL\(\): NCCL's set-up for the loop's reductions on $np processes && KSP iterations: [0-9]+ \(CONVERGED_RTOL\)" -- $MPIEXEC -n $np "$EX1" -mat_type aijcusparse -n 12 -ksp_type cgdevice -pc_type jacobi -info :ksp
+      # with an aijcusparse operator (nothing of ours starts NCCL at assembly) the loop starts NCCL's set-up at
+      # KSPSetFromOptions(); ex1 solves right after it, before NCCL can be ready (it takes about a second), so the first
+      # solve runs KSPCG's loop, saying why
+      t_grep "nccl_cgdevice_starts_nccl_at_setfromoptions_np$np" "KSPDeviceLoopStartNCCL\(\): NCCL's set-up for the loop's reductions on $np processes \(CUDA vectors\) started && KSPCG's own loop runs: several processes, NCCL's set-up not done yet && KSP iterations: [0-9]+ \(CONVERGED_RTOL\)" -- $MPIEXEC -n $np "$EX1" -mat_type aijcusparse -n 12 -ksp_type cgdevice -pc_type jacobi -info :ksp
       # ... also where nothing of CUDA exists yet at KSPSetFromOptions() (ex45: the DM makes the operator and the vectors
-      # in the solve): PETSc's choice of each rank's GPU made first, so that NCCL does not find the ranks on one GPU
-      t_grep nccl_cgdevice_ex45_starts_nccl_np2 "KSPDeviceLoopStartNCCL\(\): NCCL's set-up for the loop's reductions on 2 processes && ghost values GPU to GPU through NCCL [0-9]+ on 2 ranks, one GPU each && Linear solve converged due to CONVERGED_RTOL" -- $MPIEXEC -n 2 "$PT/ex45" $DLL -dm_mat_type aijcusparse -dm_vec_type cuda -ksp_type cgdevice -pc_type jacobi -ksp_converged_reason -info :ksp,sys
-      t_grep "nccl_cgdevice_not_ready_runs_kspcg_np$np" "KSPCG's own loop runs: several processes, NCCL's set-up not done yet && KSP iterations: [0-9]+ \(CONVERGED_RTOL\)" -- $MPIEXEC -n $np "$EX1" -mat_type aijcusparse -n 12 -ksp_type cgdevice -pc_type jacobi -info :ksp
+      # in the solve): PETSc's choice of each rank's GPU made first, so that NCCL does not find the ranks on one GPU; with
+      # -ellr_nccl_wait the first solve waits for it and runs the loop with NCCL's reductions
+      t_grep nccl_cgdevice_ex45_starts_nccl_np2 "KSPDeviceLoopStartNCCL\(\): NCCL's set-up for the loop's reductions on 2 processes \(CUDA vectors\) started && ghost values GPU to GPU through NCCL [0-9]+ on 2 ranks, one GPU each && inner products summed over the ranks on the GPU by NCCL && Linear solve converged due to CONVERGED_RTOL" -- $MPIEXEC -n 2 "$PT/ex45" $DLL -dm_mat_type aijcusparse -dm_vec_type cuda -ksp_type cgdevice -pc_type jacobi -ellr_nccl_wait -ksp_view -ksp_converged_reason -info :ksp,sys
       # without waiting: the products switch from MPI's exchange to NCCL's at the same product on every rank (damped
       # Jacobi runs the 40000 products, seconds, with no breakdown that would end the run before NCCL is ready)
       t_grep "nccl_halo_switch_ellrt_np2" "NCCL ready after [1-9][0-9]* products && ^ELLRHaloNCCL +[1-9]" -- $MPIEXEC -n 2 "$EX1" -mat_type ellrt -n 64 -ksp_type richardson -ksp_richardson_scale 0.9 -pc_type jacobi -ksp_rtol 0 -ksp_atol 0 -ksp_max_it 40000 -log_view -info :mat,sys

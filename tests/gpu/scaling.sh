@@ -9,8 +9,8 @@
 #           with NCCL connecting every peer at its first call (-ellr_nccl_connect_at_setup 0), what the early connection saves
 #   weak:   our ex1 7-point with about 8.4M rows per GPU (n = 203, 256, 322 for 1, 2, 4 GPUs)
 #   floor:  ex1 7-point 32^3 on one GPU (the time an iteration costs when nothing is bandwidth-bound: the model's floor)
-#   model inputs: tests/gpu/nccl_pingpong.py (NCCL's latency and bandwidth between two GPUs, same run),
-#           tests/gpu/allreduce_graph (a reduction of the loop with NCCL's all-reduce inside a CUDA graph)
+#   model inputs: tests/gpu/nccl_pingpong.py (NCCL's latency and bandwidth between two GPUs, same run); beside them
+#           tests/gpu/allreduce_graph (a reduction of the loop with NCCL's all-reduce inside a CUDA graph, for the doc)
 # ex1 runs -solves 2 -timing: the second solve's time per iteration has no one-time work in it; with NCCL on 2+ GPUs
 # the first solve times 100 exchanges' phases (-ellr_halo_timeline: the overlap measured, beside the model's parts).
 set -uo pipefail
@@ -55,7 +55,7 @@ variants() { # TYPE NP: the exchange variants of a type
 
 [ "$NGPU" -ge 2 ] && timeout 120 mpiexec --allow-run-as-root -n 2 python3 tests/gpu/nccl_pingpong.py > "$OUT/pingpong.txt" 2> "$OUT/pingpong.err"
 # the loop's reduction in a CUDA graph: the pass, NCCL's all-reduce of its totals, the rule's kernel (us per iteration)
-[ "$NGPU" -ge 2 ] && timeout 60 mpiexec --allow-run-as-root -n 2 $B/tests/gpu/allreduce_graph > "$OUT/allreduce.txt" 2>&1
+[ "$NGPU" -ge 2 ] && [ -x $B/tests/gpu/allreduce_graph ] && timeout 90 mpiexec --allow-run-as-root --bind-to none -n 2 $B/tests/gpu/allreduce_graph > "$OUT/allreduce.txt" 2>&1
 timeout 120 $B/tutorials/ex1 -stencil 7 -n 32 -mat_type ellrt -solves 2 -timing $SOLVE > "$OUT/floor_ellrt_nccl_np1.log" 2>&1
 for np in $NPS; do
   case $np in 1) nw=203 ;; 2) nw=256 ;; 4) nw=322 ;; 8) nw=406 ;; esac

@@ -346,6 +346,10 @@ int cgloop_cuda_capture_end(cgloop_cuda *c)
      stream's): the ghost exchange's high-priority stream then still gets SMs ahead of the diagonal block's product
      that it overlaps, as outside a graph */
   e = cudaGraphInstantiate(&c->exec, c->graph, cudaGraphInstantiateFlagUseNodePriority);
+  if (e == cudaErrorInvalidValue) { /* a driver without the flag: the launch stream's priority for every node */
+    (void)cudaGetLastError();
+    e = cudaGraphInstantiate(&c->exec, c->graph, 0);
+  }
   if (e != cudaSuccess) {
     c->exec = NULL;
     (void)cudaGetLastError();

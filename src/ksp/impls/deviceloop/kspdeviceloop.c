@@ -51,36 +51,38 @@ static PetscErrorCode KSPDeviceLoopVecOnGPU(Vec v, PetscBool *gpu)
 }
 
 /* NCCL's set-up started at KSPSetFromOptions() where the solves on several processes will sum their reductions
-   through it: the DM's vectors, the operator or the solution are CUDA's.  It takes about a second in NCCL's background;
-   started here it overlaps the program's assembly (a matrix of ours starts it when made, an aijcusparse one does not),
-   instead of the first solve running PETSc's loop beside it.  Collective: the types asked are the same on every rank. */
+   through it: the DM's vectors, the operator's or the solution are CUDA's.  It takes about a second in NCCL's
+   background; started here it overlaps what the program does before its first solve (a DM's or a SNES's assembly of
+   the operator, which comes after KSPSetFromOptions()), instead of that solve running PETSc's loop beside it.  A
+   matrix of our types starts it when made; then this finds it started.  Nothing waits here.  Collective: the types
+   asked are the same on every rank. */
 PetscErrorCode KSPDeviceLoopStartNCCL(KSP ksp)
 {
   PetscFunctionBegin;
 #if defined(KSP_DEVICELOOP_CUDA)
-  PetscMPIInt     size;
-  PetscBool       cuda = PETSC_FALSE, pending;
-  ellr_nccl_comm *nccl;
+  {
+    MPI_Comm    comm = PetscObjectComm((PetscObject)ksp);
+    PetscMPIInt size;
+    PetscBool   cuda = PETSC_FALSE, started;
+    VecType     vtype = NULL;
 
-  PetscCallMPI(MPI_Comm_size(PetscObjectComm((PetscObject)ksp), &size));
-  if (size == 1) PetscFunctionReturn(PETSC_SUCCESS);
-  if (ksp->dm) {
-    VecType vtype = NULL;
-    char   *found = NULL;
+    PetscCallMPI(MPI_Comm_size(comm, &size));
+    if (size == 1) PetscFunctionReturn(PETSC_SUCCESS);
+    if (ksp->dm) PetscCall(DMGetVecType(ksp->dm, &vtype));
+    if (vtype) PetscCall(PetscStrInList(vtype, VECCUDA "," VECSEQCUDA "," VECMPICUDA, ',', &cuda));
+    if (!cuda && ksp->pc && ksp->pc->mat) {
+      PetscBool bound = PETSC_FALSE;
 
-    PetscCall(DMGetVecType(ksp->dm, &vtype));
-    if (vtype) PetscCall(PetscStrstr(vtype, "cuda", &found));
-    cuda = (PetscBool)(found != NULL);
+      PetscCall(MatGetVecType(ksp->pc->mat, &vtype));
+      PetscCall(PetscStrInList(vtype, VECCUDA "," VECSEQCUDA "," VECMPICUDA, ',', &cuda));
+      if (cuda) PetscCall(MatBoundToCPU(ksp->pc->mat, &bound));
+      if (bound) cuda = PETSC_FALSE;
+    }
+    if (!cuda && ksp->vec_sol) PetscCall(KSPDeviceLoopVecOnGPU(ksp->vec_sol, &cuda));
+    if (!cuda) PetscFunctionReturn(PETSC_SUCCESS);
+    PetscCall(MatELLRCommNCCLStart(comm, &started));
+    if (started) PetscCall(PetscInfo(ksp, "NCCL's set-up for the loop's reductions on %d processes (CUDA vectors) started\n", size));
   }
-  if (!cuda && ksp->pc && ksp->pc->mat) PetscCall(PetscObjectTypeCompare((PetscObject)ksp->pc->mat, MATMPIAIJCUSPARSE, &cuda));
-  if (!cuda && ksp->vec_sol) PetscCall(KSPDeviceLoopVecOnGPU(ksp->vec_sol, &cuda));
-  if (!cuda) PetscFunctionReturn(PETSC_SUCCESS);
-  /* PETSc picks each rank's GPU (rank modulo the devices) when it initializes CUDA, lazily at the first CUDA object by
-     default: where none exists yet (a DM's solve makes its objects later) every rank would still be on GPU 0, and NCCL
-     refuses ranks sharing a GPU.  The vectors will be CUDA's anyway: PETSc's choice made now. */
-  PetscCall(PetscDeviceInitialize(PETSC_DEVICE_CUDA));
-  PetscCall(MatELLRCommNCCL(PetscObjectComm((PetscObject)ksp), &nccl, &pending));
-  if (pending) PetscCall(PetscInfo(ksp, "NCCL's set-up for the loop's reductions on %d processes (CUDA vectors) under way from KSPSetFromOptions() at the latest\n", size));
 #else
   (void)ksp;
 #endif

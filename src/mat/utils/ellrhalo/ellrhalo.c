@@ -457,6 +457,42 @@ PetscErrorCode MatELLRCommNCCL(MPI_Comm comm, ellr_nccl_comm **nccl, PetscBool *
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+/*
+  MatELLRCommNCCLStart - starts NCCL's set-up for comm where nothing has yet, for solves whose reductions will use it
+  (a Krylov loop on CUDA vectors whose operator is not of our types, which start it when made): nothing is polled,
+  waited for or settled.  Every rank must have a GPU (agreed first, before any call that could fail on one rank
+  only); PETSc then picks each rank's GPU (its device initialization: rank modulo the devices) where no CUDA object has
+  made it do so yet, since every rank would otherwise still be on GPU 0, where NCCL refuses ranks sharing a GPU.
+  *started: the set-up began in this call.  Collective; the same answer on every rank.
+*/
+PetscErrorCode MatELLRCommNCCLStart(MPI_Comm comm, PetscBool *started)
+{
+  PetscFunctionBegin;
+  *started = PETSC_FALSE;
+#if defined(PETSCELLR_HAVE_CUDA) && defined(PETSCELLR_PETSC_HAS_CUDA)
+  {
+    MatELLRNCCL *c;
+    PetscMPIInt  found, gpu, all;
+
+    if (MatELLRNCCLKeyval != MPI_KEYVAL_INVALID) {
+      PetscCallMPI(MPI_Comm_get_attr(comm, MatELLRNCCLKeyval, &c, &found));
+      if (found) PetscFunctionReturn(PETSC_SUCCESS); /* the same on every rank: records are made collectively */
+    }
+    gpu = (PetscMPIInt)(ellr_cuda_device_count() > 0);
+    PetscCallMPI(MPIU_Allreduce(&gpu, &all, 1, MPI_INT, MPI_MIN, comm));
+    if (!all) PetscFunctionReturn(PETSC_SUCCESS); /* the solve's own checks say why */
+    PetscCall(MatELLRSelectDevice());
+    PetscCall(MatELLRGetNCCL(comm, NULL));
+    PetscCallMPI(MPI_Comm_get_attr(comm, MatELLRNCCLKeyval, &c, &found));
+    PetscCheck(found, comm, PETSC_ERR_PLIB, "The communicator's NCCL record is missing");
+    *started = (PetscBool)(c->nccl && !c->ready);
+  }
+#else
+  (void)comm;
+#endif
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 #if defined(PETSCELLR_HAVE_CUDA) && defined(PETSCELLR_PETSC_HAS_CUDA)
 /* The matrix's NCCL exchange for the current pattern: *p NULL (nothing collective done past the type checks) where
    the vectors are not CUDA's, the matrix is bound to the CPU, or NCCL is not ready; else the plan, whose halo is

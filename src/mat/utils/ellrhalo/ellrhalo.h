@@ -18,4 +18,5 @@ typedef struct {
 } MatELLRHaloDevice;
 PETSC_INTERN PetscErrorCode MatELLRHaloLoopGet(Mat, Vec, MatELLRHaloDevice *, PetscBool *);
 PETSC_INTERN PetscErrorCode MatELLRCommNCCL(MPI_Comm, ellr_nccl_comm **, PetscBool *); /* its communicator, for reductions */
+PETSC_INTERN PetscErrorCode MatELLRCommNCCLStart(MPI_Comm, PetscBool *);                /* its set-up started, ahead of them */
 #endif
