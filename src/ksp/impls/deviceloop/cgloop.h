@@ -20,7 +20,11 @@
     atomics): the same bits on every run;
   - once stop is set, every pass returns at once, so passes enqueued past the stopping iteration change nothing;
   - on several ranks every reduction's totals are summed over the ranks on the GPU (the caller's reducer) before its
-    rule runs, so all ranks hold the same scalars and stop at the same iteration;
+    rule runs, so all ranks hold the same scalars and stop at the same iteration; CG's two rules (with a diagonal or no
+    preconditioner) then run in the next pass, not in a kernel of their own: each of its blocks derives what it needs
+    (the step length, the direction's coefficient, whether to stop) from the summed totals by the same rule without
+    changing the state, and its last block, which every block has reached after reading the state, applies the rule to
+    the state; a rule still pending when the host looks (after a step) is applied by the host to its copy;
   - the residual norm of every iteration goes to hist[it % CGLOOP_RING]: the host reads them in order afterwards,
     at most CGLOOP_RING iterations behind.
 */
@@ -50,6 +54,12 @@ typedef enum {
 } cgloop_stop;
 
 typedef enum {
+  CGLOOP_PENDING_NONE = 0,
+  CGLOOP_PENDING_CURVATURE, /* sums[0] = p'Ap over the ranks: the step pass applies the curvature's rule */
+  CGLOOP_PENDING_STEP       /* sums[0..1] = z'r and the squared norm over the ranks: the direction pass applies the step's */
+} cgloop_pending;
+
+typedef enum {
   CGLOOP_NORM_PRECONDITIONED = 0, /* ||z|| */
   CGLOOP_NORM_UNPRECONDITIONED,   /* ||r|| */
   CGLOOP_NORM_NATURAL,            /* sqrt|z'r| */
@@ -72,7 +82,9 @@ typedef struct {
   long long stop_it;     /* iterations completed when stop was set */
   int       test_tol;    /* mirror the tolerance test */
   int       stop;        /* cgloop_stop */
-  unsigned  arrived[3];  /* blocks done in each reduction of an iteration, reset by the last (CG: curvature, step, close; BiCGStab: 0) */
+  unsigned  arrived[3];  /* blocks done in each reduction of an iteration, reset by the last (CG: curvature, step, close or the direction applying a pending rule; BiCGStab: 0) */
+  int       pending;     /* cgloop_pending: a CG rule whose totals are in sums, summed over the ranks, not yet applied */
+  double    sums[3];     /* on several ranks: a reduction's totals on this rank, then over the ranks (the reducer's buffer) */
   double    hist[CGLOOP_RING];
 } cgloop_state;
 

@@ -6,13 +6,33 @@
 */
 #include "cgloop_cuda_impl.h"
 
+/* With a step's rule pending (several ranks), every block derives the coefficient and the stop from the summed totals,
+   and the last block to arrive (all have read the state by then) applies the rule. */
 __global__ static void cgloop_direction_kernel(cgloop_shape s, cgloop_state *st, const double *r, const double *d, const double *z, double *p)
 {
-  if (st->stop) return;
-  const double b = cgloop_direction_coefficient(st);
-  for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < s.n; i += (long long)gridDim.x * blockDim.x) {
-    const double zi = s.pc == CGLOOP_PC_GENERAL ? z[i] : (s.pc == CGLOOP_PC_DIAGONAL ? d[i] * r[i] : r[i]);
-    p[i]            = zi + b * p[i];
+  __shared__ double b;
+  __shared__ int    stop, pending;
+
+  if (threadIdx.x == 0) {
+    pending = st->pending == CGLOOP_PENDING_STEP;
+    stop    = st->stop;
+    if (pending && !stop) {
+      stop = cgloop_step_outcome(st, s.norm, st->sums[0], st->sums[1]);
+      b    = st->sums[0] / st->beta; /* beta / betaold once the rule has run */
+    } else b = cgloop_direction_coefficient(st);
+  }
+  __syncthreads();
+  if (stop && !pending) return;
+  if (!stop)
+    for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < s.n; i += (long long)gridDim.x * blockDim.x) {
+      const double zi = s.pc == CGLOOP_PC_GENERAL ? z[i] : (s.pc == CGLOOP_PC_DIAGONAL ? d[i] * r[i] : r[i]);
+      p[i]            = zi + b * p[i];
+    }
+  if (!pending || !cgloop_arrive(st, 2, NULL, 0, NULL)) return;
+  if (threadIdx.x == 0) {
+    if (!st->stop) cgloop_after_step(st, s.norm, st->sums[0], st->sums[1]);
+    st->pending    = CGLOOP_PENDING_NONE;
+    st->arrived[2] = 0;
   }
 }
 
@@ -27,26 +47,40 @@ __global__ static void cgloop_curvature_kernel(cgloop_shape s, cgloop_state *st,
   if (!cgloop_arrive(st, 0, partial, 1, &v)) return;
   __syncthreads();
   const double dpi = cgloop_total(partial, sh);
-  if (threadIdx.x == 0) cgloop_totals(CGLOOP_RULE_CG_CURVATURE, &s, st, 0, &dpi, 1, sums);
+  if (threadIdx.x == 0) {
+    cgloop_totals(CGLOOP_RULE_CG_CURVATURE, &s, st, 0, &dpi, 1, sums);
+    if (sums && s.pc != CGLOOP_PC_GENERAL) st->pending = CGLOOP_PENDING_CURVATURE; /* the step pass applies it */
+  }
 }
 
+/* With the curvature's rule pending (several ranks), every block derives the step length and the stop from the summed
+   p'Ap, and the last block applies the rule before it writes the step's totals in its place. */
 __global__ static void cgloop_step_kernel(cgloop_shape s, cgloop_state *st, double *x, double *r, const double *p, const double *w, const double *d, double *partial, double *sums)
 {
   __shared__ double sh[CGLOOP_THREADS];
+  __shared__ double a;
+  __shared__ int    stop, pending;
   double            zr = 0.0, nrm2 = 0.0, rr = 0.0, v[2];
 
-  if (st->stop) return;
-  const double a = st->alpha;
-  for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < s.n; i += (long long)gridDim.x * blockDim.x) {
-    x[i] += a * p[i];
-    const double ri = r[i] - a * w[i];
-    r[i]            = ri;
-    rr += ri * ri;
-    if (s.pc == CGLOOP_PC_GENERAL) continue;
-    const double zi = s.pc == CGLOOP_PC_DIAGONAL ? d[i] * ri : ri;
-    zr += zi * ri;
-    nrm2 += s.norm == CGLOOP_NORM_UNPRECONDITIONED ? ri * ri : zi * zi;
+  if (threadIdx.x == 0) {
+    pending = st->pending == CGLOOP_PENDING_CURVATURE;
+    stop    = st->stop;
+    a       = st->alpha;
+    if (pending && !stop) stop = cgloop_curvature_outcome(st, st->sums[0], &a);
   }
+  __syncthreads();
+  if (stop && !pending) return;
+  if (!stop)
+    for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < s.n; i += (long long)gridDim.x * blockDim.x) {
+      x[i] += a * p[i];
+      const double ri = r[i] - a * w[i];
+      r[i]            = ri;
+      rr += ri * ri;
+      if (s.pc == CGLOOP_PC_GENERAL) continue;
+      const double zi = s.pc == CGLOOP_PC_DIAGONAL ? d[i] * ri : ri;
+      zr += zi * ri;
+      nrm2 += s.norm == CGLOOP_NORM_UNPRECONDITIONED ? ri * ri : zi * zi;
+    }
   if (s.pc == CGLOOP_PC_GENERAL) {
     v[0] = cgloop_block_sum(rr, sh);
     v[1] = 0.0;
@@ -60,7 +94,17 @@ __global__ static void cgloop_step_kernel(cgloop_shape s, cgloop_state *st, doub
   v[0] = cgloop_total(partial, sh);
   __syncthreads();
   v[1] = cgloop_total(partial + CGLOOP_MAX_BLOCKS, sh);
-  if (threadIdx.x == 0) cgloop_totals(CGLOOP_RULE_CG_STEP, &s, st, 1, v, 2, sums);
+  if (threadIdx.x == 0) {
+    if (pending) {
+      if (!st->stop) cgloop_after_curvature(st, st->sums[0]); /* read before the step's totals take its place */
+      st->pending = CGLOOP_PENDING_NONE;
+    }
+    if (st->stop) st->arrived[1] = 0; /* the curvature's rule stopped: no step, nothing pending */
+    else {
+      cgloop_totals(CGLOOP_RULE_CG_STEP, &s, st, 1, v, 2, sums);
+      if (pending) st->pending = CGLOOP_PENDING_STEP; /* the next direction pass applies it */
+    }
+  }
 }
 
 __global__ static void cgloop_close_kernel(cgloop_shape s, cgloop_state *st, const double *r, const double *z, double *partial, double *sums)
@@ -100,6 +144,8 @@ int cgloop_cuda_reduced(cgloop_cuda *c, cgloop_rule rule, int k)
 
   if (rc || !c->reduce) return rc;
   if (c->reduce(c->reduce_ctx, c->sums, k, (void *)c->run)) return CGLOOP_REDUCE_FAILED;
+  /* CG's rules with a diagonal or no preconditioner run in the next pass (cgloop.h) */
+  if ((rule == CGLOOP_RULE_CG_CURVATURE || rule == CGLOOP_RULE_CG_STEP) && c->shape.pc != CGLOOP_PC_GENERAL) return 0;
   cgloop_conclude_kernel<<<1, 1, 0, c->run>>>(rule, c->shape, c->dstate, c->sums);
   return (int)cudaPeekAtLastError();
 }
@@ -141,8 +187,7 @@ int cgloop_cuda_create(const cgloop_shape *s, cgloop_cuda **out)
   CGLOOP_CU(cudaMemset(c->dstate, 0, sizeof(cgloop_state)));
   CGLOOP_CU(cudaMallocHost((void **)&c->hstate, 3 * sizeof(cgloop_state)));
   CGLOOP_CU(cudaMalloc((void **)&c->partial, 3 * CGLOOP_MAX_BLOCKS * sizeof(double)));
-  CGLOOP_CU(cudaMalloc((void **)&c->sums, 3 * sizeof(double)));
-  CGLOOP_CU(cudaMemset(c->sums, 0, 3 * sizeof(double)));
+  c->sums = c->dstate->sums; /* in the state: a look fetches a pending rule's totals with it */
   for (int i = 0; i < 2; i++) CGLOOP_CU(cudaEventCreateWithFlags(&c->fetched[i], cudaEventDisableTiming));
   CGLOOP_CU(cudaEventCreateWithFlags(&c->fence, cudaEventDisableTiming));
   for (int i = 0; i < 2; i++) CGLOOP_CU(cudaEventCreate(&c->mark[i]));
@@ -172,7 +217,6 @@ int cgloop_cuda_destroy(cgloop_cuda *c)
     if (c->mark[i]) CGLOOP_CU(cudaEventDestroy(c->mark[i]));
   }
   if (c->fence) CGLOOP_CU(cudaEventDestroy(c->fence));
-  if (c->sums) CGLOOP_CU(cudaFree(c->sums));
   if (c->partial) CGLOOP_CU(cudaFree(c->partial));
   if (c->hstate) CGLOOP_CU(cudaFreeHost(c->hstate));
   if (c->dstate) CGLOOP_CU(cudaFree(c->dstate));
@@ -322,8 +366,16 @@ int cgloop_cuda_state_fetch(cgloop_cuda *c, int slot)
 
 int cgloop_cuda_state_wait(cgloop_cuda *c, int slot, const cgloop_state **st)
 {
+  cgloop_state *h = &c->hstate[slot];
+
   CGLOOP_CU(cudaEventSynchronize(c->fetched[slot]));
-  *st = &c->hstate[slot];
+  /* a step's rule the next direction pass will apply on the GPU: applied here to the host's copy, by the same rule on
+     the same totals (the same bits) */
+  if (h->pending == CGLOOP_PENDING_STEP) {
+    if (!h->stop) cgloop_after_step(h, c->shape.norm, h->sums[0], h->sums[1]);
+    h->pending = CGLOOP_PENDING_NONE;
+  }
+  *st = h;
   return 0;
 }
 

@@ -7,8 +7,8 @@
   partials in the same fixed way and runs the scalar rules.  The block count depends on n only, so the sums, and every
   iterate, have the same bits on every run.  On several ranks (a reducer set) that block writes the rank's totals to
   sums instead; the reducer (an all-reduce on the stream, whose result is taken to have the same bits on every rank)
-  sums them over the ranks, and a one-thread kernel runs the rules on it, so that every rank stops at the same
-  iteration.  The passes of one stream run in order, so successive reductions may share
+  sums them over the ranks, and a one-thread kernel runs the rules on it (CG's two rules with a diagonal or no
+  preconditioner: the next pass, cgloop.h), so that every rank stops at the same iteration.  The passes of one stream run in order, so successive reductions may share
   the partials and the counters.
 */
 #ifndef CGLOOP_CUDA_IMPL_H
@@ -32,7 +32,7 @@ struct cgloop_cuda {
   cgloop_state        *dstate;     /* device */
   cgloop_state        *hstate;     /* pinned: [0], [1] fetch slots, [2] staging for set_state */
   double              *partial;    /* 3 * CGLOOP_MAX_BLOCKS: up to 3 values per block of a reduction */
-  double              *sums;       /* device, 3: a reduction's totals on this rank, then over the ranks */
+  double              *sums;       /* dstate->sums: a reduction's totals on this rank, then over the ranks */
   cgloop_reducer       reduce;     /* NULL on one rank */
   void                *reduce_ctx;
   cudaEvent_t          fetched[2], fence, mark[2];
