@@ -150,7 +150,7 @@ $(BUILD)/tests/engine/%: tests/engine/%.c $(ENGINE_C) $(ENGINE_TEST_SRC) $(wildc
 # set-up probe (rebuilt when an engine header changes too: the kernels live in .cuh files).  tests/gpu/ptap_loop (GAMG's
 # first P^T A P repeated in one process, for the stop described in README's Troubleshooting) is built with the tests.
 GPU_PROGS := $(BUILD)/tests/engine/test_engine_cuda $(BUILD)/tests/spmv/spmv $(BUILD)/tests/spmm/spmm $(BUILD)/tests/gpu/cold_start \
-             $(BUILD)/tests/gpu/loading_mode $(BUILD)/tests/gpu/bcgsloop_check
+             $(BUILD)/tests/gpu/loading_mode $(BUILD)/tests/gpu/bcgsloop_check $(BUILD)/tests/gpu/cgloop_check
 spmv: $(GPU_PROGS)
 $(BUILD)/tests/engine/test_engine_cuda: tests/engine/test_engine_cuda.cu $(ENGINE_C) $(wildcard $(ENGINE_DIR)/*.cu $(ENGINE_DIR)/*.cuh $(ENGINE_DIR)/*.h tests/engine/common/*.h) $(ENGINE_TEST_SRC)
 	@mkdir -p $(dir $@)
@@ -170,6 +170,10 @@ $(BUILD)/tests/gpu/cold_start: tests/gpu/cold_start.cu $(ENGINE_C) $(wildcard $(
 # the BiCGStab passes on the GPU against the host's, PETSc-free
 KSP_LOOP_SRC := $(KSP_DIR)/cgloop_cuda.cu $(KSP_DIR)/bcgsloop_cuda.cu $(KSP_DIR)/cgloop_host.c $(KSP_DIR)/bcgsloop_host.c
 $(BUILD)/tests/gpu/bcgsloop_check: tests/gpu/bcgsloop_check.cu $(KSP_LOOP_SRC) $(wildcard $(KSP_DIR)/*loop*.h)
+	@mkdir -p $(dir $@)
+	$(NVCC) $(NVCCFLAGS) -DCGLOOP_WITH_CUSPARSE -I$(KSP_DIR) $< $(KSP_LOOP_SRC) -o $@ -lcusparse
+# the CG passes along the several-ranks path on one GPU against the one-rank path, PETSc-free
+$(BUILD)/tests/gpu/cgloop_check: tests/gpu/cgloop_check.cu $(KSP_LOOP_SRC) $(wildcard $(KSP_DIR)/*loop*.h)
 	@mkdir -p $(dir $@)
 	$(NVCC) $(NVCCFLAGS) -DCGLOOP_WITH_CUSPARSE -I$(KSP_DIR) $< $(KSP_LOOP_SRC) -o $@ -lcusparse
 

@@ -2,7 +2,8 @@
 # tests/gpu/run.sh OUTDIR [PARTS] - one round on the GPU machine, after tests/gpu/prepare.sh here.
 #
 # PARTS (default "engine memcheck spmv tests solvers"), each writing full logs into OUTDIR:
-#   engine   the PETSc-free engine test on the GPU; the BiCGStab passes against the host's (tests/gpu/bcgsloop_check)
+#   engine   the PETSc-free engine test on the GPU; the BiCGStab passes against the host's (tests/gpu/bcgsloop_check); the
+#            CG passes along the several-ranks path against the one-rank path (tests/gpu/cgloop_check)
 #   memcheck a compute-sanitizer memcheck run of the engine test (about 6 minutes on an H100)
 #   spmv     the stand-alone benchmark against cuSPARSE, every matrix of build/cuda/matrices included
 #            (CSV; PNGs: GB/s-eff, and speed relative to the best cuSPARSE format); ELLR_SPMV_ARGS: more
@@ -52,6 +53,9 @@ for part in $PARTS; do
     # the BiCGStab passes on the GPU (graph replay) against the host's, PETSc-free
     $B/tests/gpu/bcgsloop_check > "$OUT/bcgsloop.log" 2>&1; rc=$?
     summary+=("BiCGStab passes GPU vs host: rc=$rc, $(tail -n 1 "$OUT/bcgsloop.log")")
+    # the CG passes along the several-ranks path (a reducer, the rules in the next pass) against the one-rank path
+    $B/tests/gpu/cgloop_check > "$OUT/cgloop.log" 2>&1; rc=$?
+    summary+=("CG passes, several-ranks path vs one-rank path: rc=$rc, $(tail -n 1 "$OUT/cgloop.log")")
     ;;
   memcheck)
     compute-sanitizer --tool memcheck --leak-check full --error-exitcode 3 $B/tests/engine/test_engine_cuda --quick > "$OUT/sanitizer.log" 2>&1; rc=$?

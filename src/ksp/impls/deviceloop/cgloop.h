@@ -18,7 +18,8 @@
   Rules that keep the results repeatable and the loop safe to run ahead of the host:
   - reductions are two-stage with a fixed number of blocks per length and a fixed summation order (no floating-point
     atomics): the same bits on every run;
-  - once stop is set, every pass returns at once, so passes enqueued past the stopping iteration change nothing;
+  - once stop is set, every pass returns at once, so passes enqueued past the stopping iteration change nothing (a pass
+    whose pending rule stops still has every block arrive, so that its last block applies the rule);
   - on several ranks every reduction's totals are summed over the ranks on the GPU (the caller's reducer) before its
     rule runs, so all ranks hold the same scalars and stop at the same iteration; CG's two rules (with a diagonal or no
     preconditioner) then run in the next pass, not in a kernel of their own: each of its blocks derives what it needs

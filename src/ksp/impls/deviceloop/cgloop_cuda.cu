@@ -5,6 +5,7 @@
   The context and the reductions: cgloop_cuda_impl.h.
 */
 #include "cgloop_cuda_impl.h"
+#include <stddef.h>
 
 /* With a step's rule pending (several ranks), every block derives the coefficient and the stop from the summed totals,
    and the last block to arrive (all have read the state by then) applies the rule. */
@@ -187,7 +188,7 @@ int cgloop_cuda_create(const cgloop_shape *s, cgloop_cuda **out)
   CGLOOP_CU(cudaMemset(c->dstate, 0, sizeof(cgloop_state)));
   CGLOOP_CU(cudaMallocHost((void **)&c->hstate, 3 * sizeof(cgloop_state)));
   CGLOOP_CU(cudaMalloc((void **)&c->partial, 3 * CGLOOP_MAX_BLOCKS * sizeof(double)));
-  c->sums = c->dstate->sums; /* in the state: a look fetches a pending rule's totals with it */
+  c->sums = (double *)((char *)c->dstate + offsetof(cgloop_state, sums)); /* in the state: a look fetches a pending rule's totals with it */
   for (int i = 0; i < 2; i++) CGLOOP_CU(cudaEventCreateWithFlags(&c->fetched[i], cudaEventDisableTiming));
   CGLOOP_CU(cudaEventCreateWithFlags(&c->fence, cudaEventDisableTiming));
   for (int i = 0; i < 2; i++) CGLOOP_CU(cudaEventCreate(&c->mark[i]));
@@ -370,7 +371,7 @@ int cgloop_cuda_state_wait(cgloop_cuda *c, int slot, const cgloop_state **st)
 
   CGLOOP_CU(cudaEventSynchronize(c->fetched[slot]));
   /* a step's rule the next direction pass will apply on the GPU: applied here to the host's copy, by the same rule on
-     the same totals (the same bits) */
+     the same totals (the same bits).  Looks come after a step (a whole iteration), so no curvature's rule is pending. */
   if (h->pending == CGLOOP_PENDING_STEP) {
     if (!h->stop) cgloop_after_step(h, c->shape.norm, h->sums[0], h->sums[1]);
     h->pending = CGLOOP_PENDING_NONE;

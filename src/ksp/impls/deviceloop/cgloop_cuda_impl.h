@@ -66,6 +66,7 @@ __device__ static bool cgloop_arrive(cgloop_state *st, int which, double *partia
     for (int j = 0; j < k; j++) partial[j * CGLOOP_MAX_BLOCKS + blockIdx.x] = vals[j];
     __threadfence();
     last = atomicAdd(&st->arrived[which], 1u) == gridDim.x - 1;
+    if (last) __threadfence(); /* the other blocks' writes (and reads of the state) before the last block's */
   }
   __syncthreads();
   return last;
