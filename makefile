@@ -169,11 +169,11 @@ $(BUILD)/tests/gpu/cold_start: tests/gpu/cold_start.cu $(ENGINE_C) $(wildcard $(
 
 # the BiCGStab passes on the GPU against the host's, PETSc-free
 KSP_LOOP_SRC := $(KSP_DIR)/cgloop_cuda.cu $(KSP_DIR)/bcgsloop_cuda.cu $(KSP_DIR)/cgloop_host.c $(KSP_DIR)/bcgsloop_host.c
-$(BUILD)/tests/gpu/bcgsloop_check: tests/gpu/bcgsloop_check.cu $(KSP_LOOP_SRC) $(wildcard $(KSP_DIR)/*loop*.h)
+$(BUILD)/tests/gpu/bcgsloop_check: tests/gpu/bcgsloop_check.cu tests/gpu/loop_check.h $(KSP_LOOP_SRC) $(wildcard $(KSP_DIR)/*loop*.h)
 	@mkdir -p $(dir $@)
 	$(NVCC) $(NVCCFLAGS) -DCGLOOP_WITH_CUSPARSE -I$(KSP_DIR) $< $(KSP_LOOP_SRC) -o $@ -lcusparse
 # the CG passes along the several-ranks path on one GPU against the one-rank path, PETSc-free
-$(BUILD)/tests/gpu/cgloop_check: tests/gpu/cgloop_check.cu $(KSP_LOOP_SRC) $(wildcard $(KSP_DIR)/*loop*.h)
+$(BUILD)/tests/gpu/cgloop_check: tests/gpu/cgloop_check.cu tests/gpu/loop_check.h $(KSP_LOOP_SRC) $(wildcard $(KSP_DIR)/*loop*.h)
 	@mkdir -p $(dir $@)
 	$(NVCC) $(NVCCFLAGS) -DCGLOOP_WITH_CUSPARSE -I$(KSP_DIR) $< $(KSP_LOOP_SRC) -o $@ -lcusparse
 

@@ -25,22 +25,9 @@
 #include <string.h>
 #include <vector>
 #include "cgloop.h"
+#include "loop_check.h"
 #include "bcgsloop.h"
 
-static int g_fail = 0;
-static void check(bool ok, const char *what)
-{
-  if (!ok) g_fail++;
-  printf("%s %s\n", ok ? "ok" : "FAIL", what);
-}
-#define CU(call) \
-  do { \
-    int e_ = (int)(call); \
-    if (e_) { \
-      fprintf(stderr, "%s:%d: %s failed: %s\n", __FILE__, __LINE__, #call, cgloop_cuda_error(e_)); \
-      exit(2); \
-    } \
-  } while (0)
 
 enum Op { CONVECTION, SKEW, EIGEN, SINGULAR };
 

@@ -24,15 +24,8 @@
 #include <vector>
 #include <string>
 #include "cgloop.h"
+#include "loop_check.h"
 
-#define CU(call) \
-  do { \
-    int e_ = (int)(call); \
-    if (e_) { \
-      fprintf(stderr, "%s:%d: %s failed: %s\n", __FILE__, __LINE__, #call, cgloop_cuda_error(e_)); \
-      exit(2); \
-    } \
-  } while (0)
 
 struct Sys {
   int                 n;
@@ -71,12 +64,6 @@ static unsigned long long fnv(const void *p, size_t n)
   return h;
 }
 
-static int g_fail = 0;
-static void check(bool ok, const char *what)
-{
-  if (!ok) g_fail++;
-  printf("%s %s\n", ok ? "ok" : "FAIL", what);
-}
 
 /* the norms recorded since the last look, in hex, appended to out: over the looks of a solve, its whole history */
 static void dump(std::string &out, const cgloop_state *st, long long *shown)
