@@ -626,7 +626,10 @@ else PT_OK=0; tail -n +2 "$PTLOG" >"$PTLOG.rest"; Q=1 fail petsc_tutorials_build
       t_same nccl_halo_ex45_ellrt_np2 filter_types 1e-6 "$MPIEXEC -n 2 $PT/ex45 -dm_mat_type aijcusparse -dm_vec_type cuda -ksp_monitor_short" "$MPIEXEC -n 2 $PT/ex45 $DLL -dm_mat_type ellrt -dm_vec_type cuda -ksp_monitor_short"
       np=$([ "$NG" -ge 4 ] && echo 4 || echo 2)
       # (-ellr_nccl_wait: the first product waits for NCCL's set-up instead of using MPI's exchange meanwhile)
-      t_grep "nccl_halo_ran_pellr_np$np" "GPU to GPU through NCCL && NCCL ready after 0 products && ^ELLRHaloNCCL +[1-9] && ^ELLRMult +[1-9]" -- $MPIEXEC -n $np "$EX1" -mat_type pellr -n 40 -ksp_type cg -pc_type jacobi -ellr_nccl_wait -log_view -info :mat,sys
+      # (a slab's faces are runs of the vector: sent without a pack)
+      t_grep "nccl_halo_ran_pellr_np$np" "GPU to GPU through NCCL && NCCL ready after 0 products && NCCL exchange: sends [0-9]+ values to [0-9]+ ranks \(each a run of the vector, sent in place\) && ^ELLRHaloNCCL +[1-9] && ^ELLRMult +[1-9]" -- $MPIEXEC -n $np "$EX1" -mat_type pellr -n 40 -ksp_type cg -pc_type jacobi -ellr_nccl_wait -log_view -info :mat,sys
+      # scattered ghosts: the sends packed by a kernel first, the same products as AIJ's
+      t_grep "nccl_halo_packed_power_law_np$np" "NCCL exchange: sends [0-9]+ values to [0-9]+ ranks \(packed\) && ^diff_aij: [0-9]+ checks, 0 failed" -- $MPIEXEC -n $np "$DIFF" -group core -cases power_law -ellr_nccl_wait -info :mat $ENGINE
       t_same "nccl_halo_vs_host_staged_ellrt_np$np" filter_types 1e-10 "$MPIEXEC -n $np $EX1 -mat_type ellrt -n 33 -ksp_type cg -pc_type jacobi -ellr_nccl 0" "$MPIEXEC -n $np $EX1 -mat_type ellrt -n 33 -ksp_type cg -pc_type jacobi -ellr_nccl_wait"
       # the differential tests with NCCL's exchange from the first product: every product, new patterns (COO,
       # preallocation again), ranks without rows or ghosts, rectangular matrices

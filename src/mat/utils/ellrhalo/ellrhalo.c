@@ -321,7 +321,7 @@ static PetscErrorCode MatELLRHaloPlanCreate(Mat A, Mat offdiag, const PetscInt *
     p->halo = NULL;
   } else {
     PetscCall(VecCreateSeqCUDA(PETSC_COMM_SELF, nghosts, &p->ghosts));
-    PetscCall(PetscInfo(A, "petsc-ellr: NCCL exchange: sends %" PetscInt_FMT " values to %d ranks, receives %" PetscInt_FMT " from %d\n", soff[ns], ns, roff[nr], nr));
+    PetscCall(PetscInfo(A, "petsc-ellr: NCCL exchange: sends %" PetscInt_FMT " values to %d ranks (%s), receives %" PetscInt_FMT " from %d (%s)\n", soff[ns], ns, ellr_halo_packs(p->halo) ? "packed" : "each a run of the vector, sent in place", roff[nr], nr, inplace ? "in place" : "unpacked"));
   }
   PetscCall(PetscSFDestroy(&sf));
   PetscFunctionReturn(PETSC_SUCCESS);

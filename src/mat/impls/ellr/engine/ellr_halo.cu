@@ -354,11 +354,13 @@ struct ellr_halo {
   int          nsend, nrecv;
   int         *send_ranks, *recv_ranks; /* host */
   int64_t     *send_off, *recv_off;     /* host */
+  int64_t     *send_from;               /* host; sends to rank i are x[send_from[i] + k] (no pack) unless -1 */
   int32_t     *d_send_idx, *d_recv_slot; /* device; d_recv_slot NULL: received in place */
-  double      *d_sendbuf, *d_recvbuf;    /* device; d_recvbuf NULL when received in place */
+  double      *d_sendbuf, *d_recvbuf;    /* device; d_sendbuf NULL when every send is a run of x, d_recvbuf NULL when received in place */
   cudaStream_t stream;                   /* the exchange's own, non-blocking: PETSc's may be the legacy stream */
   cudaEvent_t  ready, done, consumed; /* x written; ghosts arrived; ghosts read by the last off-diagonal product */
   int          pending;              /* consumed recorded and not yet waited for */
+  int          packs;                /* some send is not a run of x: every send goes through d_sendbuf */
   ellr_timeline *tl;                 /* the phases' events (ellr_halo_timeline_start), or NULL */
 };
 
@@ -398,11 +400,23 @@ ellr_status ellr_halo_create(int nsend, const int *send_ranks, const int64_t *se
   h->recv_ranks = (int *)malloc(sizeof(int) * (nrecv + 1));
   h->send_off   = (int64_t *)malloc(sizeof(int64_t) * (nsend + 1));
   h->recv_off   = (int64_t *)malloc(sizeof(int64_t) * (nrecv + 1));
-  if (!h->send_ranks || !h->recv_ranks || !h->send_off || !h->recv_off) return ellr_error(ELLR_ERR_MEM, "out of host memory");
+  h->send_from  = (int64_t *)malloc(sizeof(int64_t) * (nsend + 1));
+  if (!h->send_ranks || !h->recv_ranks || !h->send_off || !h->recv_off || !h->send_from) return ellr_error(ELLR_ERR_MEM, "out of host memory");
   memcpy(h->send_ranks, send_ranks, sizeof(int) * nsend);
   memcpy(h->recv_ranks, recv_ranks, sizeof(int) * nrecv);
   memcpy(h->send_off, send_off, sizeof(int64_t) * (nsend + 1));
   memcpy(h->recv_off, recv_off, sizeof(int64_t) * (nrecv + 1));
+  /* A send of consecutive entries (a slab's face, a band's edge) goes from x itself: no pack kernel ahead of NCCL's
+     send.  NCCL reads x until the exchange is done; x's next writer is ordered after ellr_halo_end(). */
+  for (int i = 0; i < nsend; i++) {
+    h->send_from[i] = send_off[i + 1] > send_off[i] ? send_idx[send_off[i]] : 0;
+    for (int64_t k = send_off[i]; k < send_off[i + 1]; k++)
+      if (send_idx[k] != h->send_from[i] + (k - send_off[i])) {
+        h->send_from[i] = -1;
+        h->packs        = 1;
+        break;
+      }
+  }
   { /* the highest priority: NCCL's blocks are scheduled ahead of the diagonal block's product they overlap */
     int lo, hi;
     CU(cudaDeviceGetStreamPriorityRange(&lo, &hi));
@@ -411,7 +425,7 @@ ellr_status ellr_halo_create(int nsend, const int *send_ranks, const int64_t *se
   CU(cudaEventCreateWithFlags(&h->ready, cudaEventDisableTiming));
   CU(cudaEventCreateWithFlags(&h->done, cudaEventDisableTiming));
   CU(cudaEventCreateWithFlags(&h->consumed, cudaEventDisableTiming));
-  if (ns) {
+  if (h->packs) {
     CU(cudaMalloc((void **)&h->d_send_idx, sizeof(int32_t) * ns));
     CU(cudaMalloc((void **)&h->d_sendbuf, sizeof(double) * ns));
     CU(cudaMemcpy(h->d_send_idx, send_idx, sizeof(int32_t) * ns, cudaMemcpyHostToDevice));
@@ -422,6 +436,11 @@ ellr_status ellr_halo_create(int nsend, const int *send_ranks, const int64_t *se
     CU(cudaMemcpy(h->d_recv_slot, recv_slot, sizeof(int32_t) * nr, cudaMemcpyHostToDevice));
   }
   return ELLR_OK;
+}
+
+int ellr_halo_packs(const ellr_halo *h)
+{
+  return h->packs;
 }
 
 /* Whether stream is being captured into a CUDA graph: an event recorded there cannot be waited for outside that
@@ -452,14 +471,15 @@ ellr_status ellr_halo_begin(ellr_halo *h, ellr_nccl_comm *comm, const double *x,
   CU(cudaStreamWaitEvent(h->stream, h->ready, 0));
   if (h->pending) CU(cudaStreamWaitEvent(h->stream, h->consumed, 0)); /* the stream of the last product may differ */
   h->pending = 0;
-  if (ns) {
+  if (h->packs) {
     ellr_halo_pack<<<ellr_halo_blocks(ns), 256, 0, h->stream>>>(ns, h->d_send_idx, x, h->d_sendbuf);
     CU(cudaGetLastError());
   }
   if (h->tl) ellr_timeline_mark(h->tl, HALO_PACKED, h->stream);
   NCCL_TRY(nccl.group_start());
   for (int i = 0; i < h->nsend; i++) {
-    ncclResult_t r = nccl.send(h->d_sendbuf + h->send_off[i], (size_t)(h->send_off[i + 1] - h->send_off[i]), ncclDouble, h->send_ranks[i], comm->comm, h->stream);
+    const double *sbuf = h->packs ? h->d_sendbuf + h->send_off[i] : x + h->send_from[i];
+    ncclResult_t  r    = nccl.send(sbuf, (size_t)(h->send_off[i + 1] - h->send_off[i]), ncclDouble, h->send_ranks[i], comm->comm, h->stream);
     if (r != ncclSuccess && r != ncclInProgress) { /* inside a group the calls only queue */
       nccl_group_abandon(comm);
       return ellr_error(ELLR_ERR_CUDA, "ncclSend to rank %d failed: %s", h->send_ranks[i], nccl.error_string(r));
@@ -576,5 +596,6 @@ void ellr_halo_destroy(ellr_halo *h)
   free(h->recv_ranks);
   free(h->send_off);
   free(h->recv_off);
+  free(h->send_from);
   free(h);
 }

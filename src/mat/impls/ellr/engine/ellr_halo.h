@@ -73,6 +73,8 @@ ellr_status ellr_nccl_allreduce_sum(ellr_nccl_comm *comm, double *buf, size_t co
      (recv_slot NULL: k itself).
    Every rank's sends to r must list, in order, the entries r receives from it. */
 ellr_status ellr_halo_create(int nsend, const int *send_ranks, const int64_t *send_off, const int32_t *send_idx, int nrecv, const int *recv_ranks, const int64_t *recv_off, const int32_t *recv_slot, ellr_halo **h);
+/* 1 where some send is not a run of consecutive entries of x: every send is then packed by a kernel first */
+int         ellr_halo_packs(const ellr_halo *h);
 ellr_status ellr_halo_begin(ellr_halo *h, ellr_nccl_comm *comm, const double *x, double *ghosts, void *stream);
 ellr_status ellr_halo_end(ellr_halo *h, void *stream);
 /* after the work on stream that reads the ghosts: the next exchange waits for it before it overwrites them */
