@@ -12,8 +12,8 @@
                  ... the off-diagonal block's product ...
                  ellr_halo_release(h, stream)                   the ghosts may be overwritten after this
   Begin packs x's sent entries (unless each send is a run of x: then sent from x itself) and runs NCCL's grouped sends
-  and receives on the halo's own non-blocking stream,
-  ordered after stream by an event; end orders stream after them by another.  Neither waits on the host.
+  and receives on the halo's own non-blocking stream, ordered after stream by an event; end orders stream after them by
+  another.  Neither waits on the host.
 */
 #ifndef ELLR_HALO_H
 #define ELLR_HALO_H
