@@ -14,6 +14,7 @@
   - a look applies what the GPU has left pending: one more iteration enqueued past the stop leaves the state the last
     look saw (its count, stop and recorded norms);
   - the reducer saw the reductions (several-ranks ways only).
+  Then the curvature pass with a product's off-diagonal part kept apart (check_apart).
   Prints "ok ..." / "FAIL ..." lines and the number of failures; exit status 1 on a failure.
 */
 #include <cuda_runtime.h>
@@ -244,6 +245,99 @@ static double d2(int) { return 2.0; }
 static double dindef(int i) { return (i % 3 == 0) ? -(1.0 + (i % 5)) : 1.0 + (i % 7); }
 static double dinf(int i) { return i == 5 ? INFINITY : 2.5; }
 
+/* The product's off-diagonal part kept apart (cgloop_cuda_set_apart): the curvature pass folds yoff into w on its rows
+   and sums p'w with it.  Against w + yoff made first and the plain pass: w's bits the same (the same addition), yoff
+   zero again, p'Ap within rounding of the other order and the same bits on a second run; with rows past the grid's
+   first stride (each block reading several strides), a stopped state leaving w and yoff alone, and the clear. */
+static double apart_curvature(cgloop_cuda *c, const cgloop_state *st0, const double *dp, double *dw)
+{
+  const cgloop_state *st;
+
+  CU(cgloop_cuda_set_state(c, st0));
+  CU(cgloop_cuda_curvature(c, dp, dw));
+  CU(cgloop_cuda_state_fetch(c, 0));
+  CU(cgloop_cuda_state_wait(c, 0, &st));
+  return st->dpi;
+}
+
+static void check_apart(void)
+{
+  const int           n = 700001; /* 1024 blocks of 256 threads: each block reads rows of three strides */
+  cgloop_shape        sh = {n, CGLOOP_NORM_PRECONDITIONED, CGLOOP_PC_NONE};
+  cgloop_cuda        *c;
+  cgloop_state        st0;
+  std::vector<int>    rows;
+  std::vector<double> p(n), w(n), y(n, 0.0), wsum, wa(n), ya(n);
+  double             *dp, *dw, *dy = NULL, mag = 0.0;
+  const size_t        bytes = sizeof(double) * n;
+  char                what[256];
+
+  for (int i = 0; i < n; i++) {
+    p[i] = sin(0.001 * i) + 1.5;
+    w[i] = cos(0.003 * i) * (1.0 + (i % 13));
+    if (i % 7 == 3 || i >= n - 300) {
+      rows.push_back(i);
+      y[i] = 0.25 * sin(0.1 * i) + 1e-3 * (i % 17);
+    }
+  }
+  wsum = w;
+  for (int r : rows) wsum[r] += y[r];
+  for (int i = 0; i < n; i++) mag += fabs(p[i] * wsum[i]);
+  memset(&st0, 0, sizeof st0);
+  st0.beta   = 1.0;
+  st0.max_it = 100;
+  CU(cgloop_cuda_create(&sh, &c));
+  CU(cgloop_cuda_set_shape(c, &sh, NULL, 0));
+  CU(cudaMalloc(&dp, bytes));
+  CU(cudaMalloc(&dw, bytes));
+  CU(cudaMemcpy(dp, p.data(), bytes, cudaMemcpyHostToDevice));
+  /* the plain pass on w + yoff */
+  CU(cudaMemcpy(dw, wsum.data(), bytes, cudaMemcpyHostToDevice));
+  const double plain = apart_curvature(c, &st0, dp, dw);
+  /* folded, twice */
+  CU(cgloop_cuda_set_apart(c, (long long)rows.size(), rows.data(), &dy));
+  check(dy != NULL, "apart: the rows set, their vector given");
+  double folded[2];
+  bool   wsame = true, yzero = true;
+  for (int k = 0; k < 2; k++) {
+    CU(cudaMemcpy(dw, w.data(), bytes, cudaMemcpyHostToDevice));
+    CU(cudaMemcpy(dy, y.data(), bytes, cudaMemcpyHostToDevice));
+    folded[k] = apart_curvature(c, &st0, dp, dw);
+    CU(cudaMemcpy(wa.data(), dw, bytes, cudaMemcpyDeviceToHost));
+    CU(cudaMemcpy(ya.data(), dy, bytes, cudaMemcpyDeviceToHost));
+    wsame = wsame && !memcmp(wa.data(), wsum.data(), bytes);
+    for (int i = 0; i < n; i++) yzero = yzero && ya[i] == 0.0;
+  }
+  check(wsame, "apart: w folded on its rows has the bits of w + yoff");
+  check(yzero, "apart: yoff zero again after the pass");
+  snprintf(what, sizeof(what), "apart: p'Ap %.17g within rounding of the plain pass's %.17g", folded[0], plain);
+  check(fabs(folded[0] - plain) <= 1e-13 * mag, what);
+  check(!memcmp(&folded[0], &folded[1], sizeof(double)), "apart: p'Ap the same bits on a second run");
+  /* stopped: nothing touched; then the clear zeroes the rows */
+  st0.stop = CGLOOP_STOP_MAXIT;
+  CU(cudaMemcpy(dw, w.data(), bytes, cudaMemcpyHostToDevice));
+  CU(cudaMemcpy(dy, y.data(), bytes, cudaMemcpyHostToDevice));
+  (void)apart_curvature(c, &st0, dp, dw);
+  CU(cudaMemcpy(wa.data(), dw, bytes, cudaMemcpyDeviceToHost));
+  CU(cudaMemcpy(ya.data(), dy, bytes, cudaMemcpyDeviceToHost));
+  check(!memcmp(wa.data(), w.data(), bytes) && !memcmp(ya.data(), y.data(), bytes), "apart: a stopped pass leaves w and yoff alone");
+  CU(cgloop_cuda_apart_clear(c));
+  CU(cudaDeviceSynchronize());
+  CU(cudaMemcpy(ya.data(), dy, bytes, cudaMemcpyDeviceToHost));
+  yzero = true;
+  for (int i = 0; i < n; i++) yzero = yzero && ya[i] == 0.0;
+  check(yzero, "apart: the clear zeroes yoff's rows");
+  /* none again: the plain pass */
+  CU(cgloop_cuda_set_apart(c, 0, NULL, &dy));
+  st0.stop = CGLOOP_RUNNING;
+  CU(cudaMemcpy(dw, wsum.data(), bytes, cudaMemcpyHostToDevice));
+  const double again = apart_curvature(c, &st0, dp, dw);
+  check(dy == NULL && !memcmp(&again, &plain, sizeof(double)), "apart: no rows set, the plain pass's bits");
+  CU(cudaFree(dp));
+  CU(cudaFree(dw));
+  CU(cgloop_cuda_destroy(c));
+}
+
 int main(int argc, char **argv)
 {
   const char *only = argc > 1 ? argv[1] : NULL;
@@ -338,6 +432,7 @@ int main(int argc, char **argv)
       }
     }
   }
+  if (!only || !strcmp(only, "apart")) check_apart();
   printf("cgloop_check: %d failed\n", g_fail);
   return g_fail ? 1 : 0;
 }

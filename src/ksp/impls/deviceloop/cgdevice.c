@@ -282,6 +282,7 @@ PETSC_INTERN PetscErrorCode KSPCreate_CGDevice(KSP ksp)
   L->stopped         = KSPCGDeviceStopped;
   L->nan_norm_counts = PETSC_TRUE; /* KSPCG counts an iteration before its norm */
   L->products        = 1;
+  L->fold_offdiag    = PETSC_TRUE; /* on several GPUs the curvature pass adds the product's off-diagonal part */
   L->flops_per_row   = 10.0;
   L->setup_event     = KSP_CGDeviceSetUp;
   PetscCall(PetscObjectQueryFunction((PetscObject)ksp, "KSPCGSetRadius_C", &c->cg_setradius));

@@ -122,8 +122,16 @@ int cgloop_cuda_set_state(cgloop_cuda *, const cgloop_state *);
 typedef int (*cgloop_reducer)(void *ctx, double *sums, int count, void *stream);
 #define CGLOOP_REDUCE_FAILED 2000
 int cgloop_cuda_set_reducer(cgloop_cuda *, cgloop_reducer, void *ctx);
+/* On several ranks, the product's off-diagonal part kept apart (ellr_halo_mult_apart() adds it into a vector of its
+   own beside the diagonal block's product): rows[0..nrows) the rows it adds to (host, each once), *yoff that vector
+   (device, length n, zero).  The curvature pass then folds it in: for each such row w[r] += yoff[r], p'w summed with
+   it, yoff[r] = 0 again (each row by the block that reads w[r], after its threads have read it: no race, the same bits
+   on every run).  nrows 0 sets none.  cgloop_cuda_apart_clear() zeroes those rows on the passes' stream: at a solve's
+   start, after a stop left a product's part untaken. */
+int cgloop_cuda_set_apart(cgloop_cuda *, long long nrows, const int *rows, double **yoff);
+int cgloop_cuda_apart_clear(cgloop_cuda *);
 int cgloop_cuda_direction(cgloop_cuda *, const double *r, const double *d, const double *z, double *p);
-int cgloop_cuda_curvature(cgloop_cuda *, const double *p, const double *w);
+int cgloop_cuda_curvature(cgloop_cuda *, const double *p, double *w);
 int cgloop_cuda_step(cgloop_cuda *, double *x, double *r, const double *p, const double *w, const double *d);
 int cgloop_cuda_close(cgloop_cuda *, const double *r, const double *z);
 /* the same on the GPU, on stream (no context needed) */

@@ -6,6 +6,7 @@
 */
 #include "cgloop_cuda_impl.h"
 #include <stddef.h>
+#include <string.h>
 
 /* With a step's rule pending (several ranks), every block derives the coefficient and the stop from the summed totals,
    and the last block to arrive (all have read the state by then) applies the rule. */
@@ -37,13 +38,25 @@ __global__ static void cgloop_direction_kernel(cgloop_shape s, cgloop_state *st,
   }
 }
 
-__global__ static void cgloop_curvature_kernel(cgloop_shape s, cgloop_state *st, const double *p, const double *w, double *partial, double *sums)
+/* With a product's off-diagonal part apart, each block folds it into the rows it reads once all its threads have read
+   them: w[r] += yoff[r] and p[r] yoff[r] added to the sum (p'w with w's part after it), yoff[r] zero again. */
+__global__ static void cgloop_curvature_kernel(cgloop_shape s, cgloop_state *st, const double *p, double *w, double *partial, double *sums, cgloop_apart ap)
 {
   __shared__ double sh[CGLOOP_THREADS];
   double            v = 0.0;
 
   if (st->stop) return;
   for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < s.n; i += (long long)gridDim.x * blockDim.x) v += p[i] * w[i];
+  if (ap.yoff) {
+    __syncthreads();
+    for (int e = ap.off[blockIdx.x] + (int)threadIdx.x; e < ap.off[blockIdx.x + 1]; e += blockDim.x) {
+      const int    r = ap.rows[e];
+      const double t = ap.yoff[r];
+      v += p[r] * t;
+      w[r] += t;
+      ap.yoff[r] = 0.0;
+    }
+  }
   v = cgloop_block_sum(v, sh);
   if (!cgloop_arrive(st, 0, partial, 1, &v)) return;
   __syncthreads();
@@ -139,6 +152,11 @@ __global__ static void cgloop_conclude_kernel(cgloop_rule rule, cgloop_shape s, 
   cgloop_conclude(rule, &s, st, t);
 }
 
+__global__ static void cgloop_apart_clear_kernel(long long m, const int *rows, double *yoff)
+{
+  for (long long e = blockIdx.x * (long long)blockDim.x + threadIdx.x; e < m; e += (long long)gridDim.x * blockDim.x) yoff[rows[e]] = 0.0;
+}
+
 int cgloop_cuda_reduced(cgloop_cuda *c, cgloop_rule rule, int k)
 {
   int rc = (int)cudaPeekAtLastError();
@@ -195,6 +213,16 @@ int cgloop_cuda_create(const cgloop_shape *s, cgloop_cuda **out)
   return 0;
 }
 
+static int cgloop_apart_free(cgloop_cuda *c)
+{
+  CGLOOP_CU(cudaFree((void *)c->apart.off)); /* cudaFree waits for the work that may still read them */
+  CGLOOP_CU(cudaFree((void *)c->apart.rows));
+  CGLOOP_CU(cudaFree(c->apart.yoff));
+  memset(&c->apart, 0, sizeof(c->apart));
+  c->apart_n = 0;
+  return 0;
+}
+
 int cgloop_cuda_drop_graph(cgloop_cuda *c)
 {
   if (c->exec) CGLOOP_CU(cudaGraphExecDestroy(c->exec));
@@ -213,6 +241,7 @@ int cgloop_cuda_destroy(cgloop_cuda *c)
   if (c->sparse) CGLOOP_SP(cusparseDestroy(c->sparse));
 #endif
   if (c->spbuf) CGLOOP_CU(cudaFree(c->spbuf));
+  CGLOOP_CU((cudaError_t)cgloop_apart_free(c));
   for (int i = 0; i < 2; i++) {
     if (c->fetched[i]) CGLOOP_CU(cudaEventDestroy(c->fetched[i]));
     if (c->mark[i]) CGLOOP_CU(cudaEventDestroy(c->mark[i]));
@@ -284,9 +313,64 @@ int cgloop_cuda_direction(cgloop_cuda *c, const double *r, const double *d, cons
   return (int)cudaPeekAtLastError();
 }
 
-int cgloop_cuda_curvature(cgloop_cuda *c, const double *p, const double *w)
+int cgloop_cuda_set_apart(cgloop_cuda *c, long long m, const int *rows, double **yoff)
 {
-  cgloop_curvature_kernel<<<c->nblocks, CGLOOP_THREADS, 0, c->run>>>(c->shape, c->dstate, p, w, c->partial, c->reduce ? c->sums : NULL);
+  const long long per = (long long)c->nblocks * CGLOOP_THREADS;
+  const size_t    nb  = (size_t)c->nblocks;
+  int            *off, *next, *grouped, *doff = NULL, *drows = NULL;
+  double         *dy = NULL;
+  cudaError_t     e  = cudaSuccess;
+
+  *yoff = NULL;
+  CGLOOP_CU((cudaError_t)cgloop_cuda_drop_graph(c)); /* its curvature passes hold the last rows */
+  CGLOOP_CU((cudaError_t)cgloop_apart_free(c));
+  if (m <= 0) return 0;
+  for (long long k = 0; k < m; k++)
+    if (rows[k] < 0 || rows[k] >= c->shape.n) return (int)cudaErrorInvalidValue;
+  off     = (int *)calloc(nb + 1, sizeof(int));
+  next    = (int *)malloc(nb * sizeof(int));
+  grouped = (int *)malloc((size_t)m * sizeof(int));
+  if (!off || !next || !grouped) e = cudaErrorMemoryAllocation;
+  else {
+    /* row r is read by block (r mod per) / CGLOOP_THREADS of the grid-stride loop: each block's rows, in their order */
+    for (long long k = 0; k < m; k++) off[(rows[k] % per) / CGLOOP_THREADS + 1]++;
+    for (size_t b = 0; b < nb; b++) off[b + 1] += off[b];
+    memcpy(next, off, nb * sizeof(int));
+    for (long long k = 0; k < m; k++) grouped[next[(rows[k] % per) / CGLOOP_THREADS]++] = rows[k];
+    e = cudaMalloc((void **)&doff, (nb + 1) * sizeof(int));
+    if (e == cudaSuccess) e = cudaMalloc((void **)&drows, (size_t)m * sizeof(int));
+    if (e == cudaSuccess) e = cudaMalloc((void **)&dy, (size_t)c->shape.n * sizeof(double));
+    if (e == cudaSuccess) e = cudaMemcpy(doff, off, (nb + 1) * sizeof(int), cudaMemcpyHostToDevice);
+    if (e == cudaSuccess) e = cudaMemcpy(drows, grouped, (size_t)m * sizeof(int), cudaMemcpyHostToDevice);
+    if (e == cudaSuccess) e = cudaMemset(dy, 0, (size_t)c->shape.n * sizeof(double));
+  }
+  free(off);
+  free(next);
+  free(grouped);
+  c->apart.off  = doff; /* freed by the next call or the context's destroy, also after a failure here */
+  c->apart.rows = drows;
+  c->apart.yoff = dy;
+  if (e != cudaSuccess) {
+    (void)cgloop_apart_free(c);
+    return (int)e;
+  }
+  c->apart_n = m;
+  *yoff      = dy;
+  return 0;
+}
+
+int cgloop_cuda_apart_clear(cgloop_cuda *c)
+{
+  const long long nb = (c->apart_n + CGLOOP_THREADS - 1) / CGLOOP_THREADS;
+
+  if (!c->apart.yoff) return 0;
+  cgloop_apart_clear_kernel<<<(unsigned)(nb < CGLOOP_MAX_BLOCKS ? nb : CGLOOP_MAX_BLOCKS), CGLOOP_THREADS, 0, c->run>>>(c->apart_n, c->apart.rows, c->apart.yoff);
+  return (int)cudaPeekAtLastError();
+}
+
+int cgloop_cuda_curvature(cgloop_cuda *c, const double *p, double *w)
+{
+  cgloop_curvature_kernel<<<c->nblocks, CGLOOP_THREADS, 0, c->run>>>(c->shape, c->dstate, p, w, c->partial, c->reduce ? c->sums : NULL, c->apart);
   return cgloop_cuda_reduced(c, CGLOOP_RULE_CG_CURVATURE, 1);
 }
 

@@ -24,6 +24,13 @@
 #define CGLOOP_THREADS 256
 #define CGLOOP_MAX_BLOCKS 1024
 
+/* the rows the curvature pass folds a product's off-diagonal part into, grouped by the block that reads them: block b
+   takes rows[off[b] .. off[b + 1]) (yoff NULL: none) */
+typedef struct {
+  const int *off, *rows;
+  double    *yoff;
+} cgloop_apart;
+
 struct cgloop_cuda {
   cgloop_shape         shape;
   int                  nblocks;
@@ -43,6 +50,8 @@ struct cgloop_cuda {
 #endif
   void                *spbuf;
   size_t               spbuf_size;
+  cgloop_apart         apart; /* the product's off-diagonal part to fold in (cgloop_cuda_set_apart), or none */
+  long long            apart_n;
 };
 
 /* sum of one value per thread of the block, by a fixed tree; the result in thread 0 */

@@ -28,7 +28,8 @@ PetscErrorCode KSPDeviceLoopDestroy(KSPDeviceLoop *L)
   PetscCall(VecDestroy(&L->d));
 #if defined(KSP_DEVICELOOP_CUDA)
   if (L->cu) PetscCheck(!cgloop_cuda_destroy(L->cu), PETSC_COMM_SELF, PETSC_ERR_GPU, "Releasing the %s loop's GPU resources failed", L->name);
-  L->cu = NULL;
+  L->cu   = NULL;
+  L->yoff = NULL; /* the context's */
 #endif
   PetscFunctionReturn(PETSC_SUCCESS);
 }
@@ -411,7 +412,8 @@ PetscErrorCode KSPDeviceLoopMult(KSPDeviceLoop *L, PetscInt in, PetscInt out)
   PetscFunctionBegin;
 #if defined(KSP_DEVICELOOP_CUDA)
   if (L->path == KSP_DEVICELOOP_GRAPH) {
-    if (L->halo.halo) PetscCall(MatELLRCheckStatus(ellr_halo_mult(L->halo.halo, L->halo.nccl, L->halo.diag, L->halo.offdiag, L->arr[in], NULL, L->halo.ghosts, L->arr[out], cgloop_cuda_stream(L->cu)), "The MPI product of the loop with NCCL's exchange (NCCL_DEBUG=WARN says more)"));
+    if (L->halo.halo && L->yoff) PetscCall(MatELLRCheckStatus(ellr_halo_mult_apart(L->halo.halo, L->halo.nccl, L->halo.diag, L->halo.offdiag, L->arr[in], L->halo.ghosts, L->arr[out], L->yoff, cgloop_cuda_stream(L->cu)), "The MPI product of the loop with NCCL's exchange (NCCL_DEBUG=WARN says more)"));
+    else if (L->halo.halo) PetscCall(MatELLRCheckStatus(ellr_halo_mult(L->halo.halo, L->halo.nccl, L->halo.diag, L->halo.offdiag, L->arr[in], NULL, L->halo.ghosts, L->arr[out], cgloop_cuda_stream(L->cu)), "The MPI product of the loop with NCCL's exchange (NCCL_DEBUG=WARN says more)"));
     else if (L->e) PetscCall(MatELLRCheckStatus(ellr_cuda_mult(L->e->dev, L->arr[in], NULL, L->arr[out], 0, cgloop_cuda_stream(L->cu)), "The ELLPACK-R product of the loop"));
     else KSPDeviceLoopCheckCUDA(L->ksp, cgloop_cuda_csr_product(L->cu, (int)L->nrows, (int)L->ncols, (int)L->nnz, L->rowptr, L->colidx, L->vals, L->arr[in], L->arr[out]), "The cuSPARSE product");
     PetscFunctionReturn(PETSC_SUCCESS);
@@ -473,6 +475,23 @@ static PetscErrorCode KSPDeviceLoopProduct(KSPDeviceLoop *L, PetscBool get)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+/* On several ranks, CG's product keeps the off-diagonal block's part apart, added beside the diagonal block's product
+   as soon as the ghosts are in, and its curvature pass folds it in (cgloop.h): no kernel of the off-diagonal block
+   between the two.  The rows are set again where the off-diagonal pattern changed (which drops the graph). */
+static PetscErrorCode KSPDeviceLoopApart(KSPDeviceLoop *L)
+{
+  const PetscBool apart = (PetscBool)(L->fold_offdiag && L->path == KSP_DEVICELOOP_GRAPH && L->halo.halo && L->halo.offdiag);
+
+  PetscFunctionBegin;
+  if (apart && L->yoff && L->yoff_id == L->halo.pattern_id && L->yoff_state == L->halo.pattern_state) PetscFunctionReturn(PETSC_SUCCESS);
+  if (!apart && !L->yoff) PetscFunctionReturn(PETSC_SUCCESS);
+  L->yoff = NULL;
+  KSPDeviceLoopCheckCUDA(L->ksp, cgloop_cuda_set_apart(L->cu, apart ? (long long)L->halo.noffrows : 0, L->halo.offrows, &L->yoff), "Setting the rows of the product's off-diagonal part");
+  L->yoff_id    = L->halo.pattern_id;
+  L->yoff_state = L->halo.pattern_state;
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 /* the reductions over the ranks: NCCL's all-reduce on the passes' stream */
 static int KSPDeviceLoopAllreduce(void *nccl, double *sums, int count, void *stream)
 {
@@ -512,7 +531,8 @@ static PetscErrorCode KSPDeviceLoopGPU(KSPDeviceLoop *L, const cgloop_state *st0
   if (L->nccl) PetscCall(MatELLRGetStream(&petsc_stream));
   if (L->cu && L->cu_n != L->shape.n) {
     KSPDeviceLoopCheckCUDA(ksp, cgloop_cuda_destroy(L->cu), "Releasing the loop's GPU resources");
-    L->cu = NULL;
+    L->cu   = NULL;
+    L->yoff = NULL; /* the context's */
   }
   if (!L->cu) {
     KSPDeviceLoopCheckCUDA(ksp, cgloop_cuda_create(&L->shape, &L->cu), "Creating the loop's GPU resources");
@@ -520,10 +540,13 @@ static PetscErrorCode KSPDeviceLoopGPU(KSPDeviceLoop *L, const cgloop_state *st0
   }
   KSPDeviceLoopCheckCUDA(ksp, cgloop_cuda_set_shape(L->cu, &L->shape, graph ? NULL : petsc_stream, !graph), "Setting the loop's stream");
   KSPDeviceLoopCheckCUDA(ksp, cgloop_cuda_set_reducer(L->cu, L->nccl ? KSPDeviceLoopAllreduce : NULL, L->nccl), "Setting the loop's reductions");
+  PetscCall(KSPDeviceLoopApart(L));
   PetscCall(KSPDeviceLoopTakeArrays(L));
   PetscCall(KSPDeviceLoopProduct(L, PETSC_TRUE));
   if (graph) KSPDeviceLoopCheckCUDA(ksp, cgloop_cuda_wait_for(L->cu, petsc_stream), "Ordering the loop after PETSc's stream");
   KSPDeviceLoopCheckCUDA(ksp, cgloop_cuda_set_state(L->cu, st0), "Copying the loop's state to the GPU");
+  /* an earlier solve's stop may have left a product's off-diagonal part untaken */
+  KSPDeviceLoopCheckCUDA(ksp, cgloop_cuda_apart_clear(L->cu), "Clearing the product's off-diagonal part");
   for (PetscInt k = 0; k < nfirst && !finished; k++) {
     const PetscBool timed = (PetscBool)(k == nfirst - 1);
 

@@ -52,6 +52,7 @@ struct KSPDeviceLoop_ {
   PetscErrorCode (*stopped)(KSP, const cgloop_state *);  /* the reason for a stop of the method's own kind */
   PetscBool      nan_norm_counts;                        /* a non-finite norm: that iteration counted (KSPCG) or not */
   PetscInt       products;                               /* matrix products per iteration */
+  PetscBool      fold_offdiag;                           /* each product is followed by cgloop_cuda_curvature() on its result */
   PetscLogDouble flops_per_row;                          /* the passes' flops per iteration and row (logged by the GPU loop) */
   PetscLogEvent  setup_event;                            /* the GPU loop's one-time work in a solve */
   PetscInt       check_every, batch;
@@ -82,6 +83,9 @@ struct KSPDeviceLoop_ {
   PetscInt         cu_n;
   ellr_nccl_comm  *nccl; /* on several processes: the reductions' all-reduce (the communicator's, not owned) */
   MatELLRHaloDevice halo; /* on several processes, the graph's product: the blocks' storage and NCCL's exchange */
+  double          *yoff;         /* ... kept apart there (cgloop_cuda_set_apart()), or NULL */
+  PetscInt64       yoff_id;      /* the off-diagonal pattern yoff's rows are (MatELLRHaloDevice's pattern_id, _state) */
+  PetscObjectState yoff_state;
   const void      *key[KSP_DEVICELOOP_KEYS]; /* what the graph was captured with: the arrays, d, the product's storage */
   PetscObjectId    key_id; /* ... and the operator it was captured for (its storage's address may come again) */
   PetscObjectState key_state;

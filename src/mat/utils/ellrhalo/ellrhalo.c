@@ -227,6 +227,9 @@ typedef struct {
   PetscInt64       offdiagid;  /* object ids are never reused, unlike addresses */
   PetscInt         nexchanges; /* run with this plan (the same count on every rank: each is collective) */
   PetscInt         timeline;   /* exchanges to time after the first (-ellr_halo_timeline), 0 once reported */
+  int             *offrows;    /* the off-diagonal block's rows with entries (a Krylov loop's, made at its first ask) */
+  PetscInt         noffrows;
+  PetscBool        offrows_made;
 } MatELLRHaloPlan;
 
 /* The timeline's means, each phase's slowest rank, printed once (or why there are none). Collective. */
@@ -260,6 +263,7 @@ static PetscErrorCode MatELLRHaloPlanDestroy(void *ctx) /* ctx: the address of t
   PetscFunctionBegin;
   ellr_halo_destroy(p->halo);
   PetscCall(VecDestroy(&p->ghosts));
+  PetscCall(PetscFree(p->offrows));
   PetscCall(PetscFree(p));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
@@ -635,11 +639,31 @@ PetscErrorCode MatELLRHaloLoopGet(Mat A, Vec x, MatELLRHaloDevice *d, PetscBool 
   PetscCall(VecCUDAGetArrayWrite(p->ghosts, &ag));
   d->ghosts = ag; /* the restore below clears ag */
   PetscCall(VecCUDARestoreArrayWrite(p->ghosts, &ag));
-  d->halo    = p->halo;
-  d->diag    = d->be[0]->dev;
-  d->offdiag = blk[1]->cmap->n ? d->be[1]->dev : NULL;
-  d->flops   = MatELLRHaloFlops(d->be, PETSC_FALSE, (PetscBool)(d->offdiag != NULL));
-  *ok        = PETSC_TRUE;
+  if (!p->offrows_made && blk[1]->cmap->n) { /* the rows the off-diagonal block's product adds to, from its pattern */
+    const PetscInt *ia, *ja;
+    PetscInt        m, k = 0;
+    PetscBool       done;
+
+    PetscCall(MatGetRowIJ(blk[1], 0, PETSC_FALSE, PETSC_FALSE, &m, &ia, &ja, &done));
+    PetscCheck(done, PETSC_COMM_SELF, PETSC_ERR_PLIB, "The off-diagonal block's rows could not be read");
+    for (PetscInt i = 0; i < m; i++) k += ia[i + 1] > ia[i];
+    PetscCall(PetscMalloc1(k, &p->offrows));
+    k = 0;
+    for (PetscInt i = 0; i < m; i++)
+      if (ia[i + 1] > ia[i]) p->offrows[k++] = (int)i;
+    p->noffrows = k;
+    PetscCall(MatRestoreRowIJ(blk[1], 0, PETSC_FALSE, PETSC_FALSE, &m, &ia, &ja, &done));
+    p->offrows_made = PETSC_TRUE;
+  }
+  d->halo          = p->halo;
+  d->diag          = d->be[0]->dev;
+  d->offdiag       = blk[1]->cmap->n ? d->be[1]->dev : NULL;
+  d->flops         = MatELLRHaloFlops(d->be, PETSC_FALSE, (PetscBool)(d->offdiag != NULL));
+  d->offrows       = d->offdiag ? p->offrows : NULL;
+  d->noffrows      = d->offdiag ? p->noffrows : 0;
+  d->pattern_id    = p->offdiagid;
+  d->pattern_state = p->offdiagnzstate;
+  *ok              = PETSC_TRUE;
 #else
   (void)A, (void)x;
 #endif

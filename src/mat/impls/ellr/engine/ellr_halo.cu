@@ -545,6 +545,24 @@ ellr_status ellr_halo_mult(ellr_halo *h, ellr_nccl_comm *comm, ellr_cuda_matrix 
   return st == ELLR_OK ? st_end : st;
 }
 
+ellr_status ellr_halo_mult_apart(ellr_halo *h, ellr_nccl_comm *comm, ellr_cuda_matrix *diag, ellr_cuda_matrix *offdiag, const double *x, double *ghosts, double *y, double *yoff, void *stream)
+{
+  ellr_status st, st_end;
+
+  TRY(ellr_halo_begin(h, comm, x, ghosts, stream));
+  /* the ghosts' only reader is on the exchange's stream, which the next exchange's receive follows in order */
+  st = offdiag ? ellr_cuda_mult(offdiag, ghosts, yoff, yoff, 0, h->stream) : ELLR_OK;
+  if (st == ELLR_OK && offdiag) {
+    cudaError_t e = cudaEventRecord(h->done, h->stream); /* done: the ghosts in and their part added */
+    if (e != cudaSuccess) st = ellr_error(ELLR_ERR_CUDA, "cudaEventRecord failed: %s", cudaGetErrorString(e));
+  }
+  if (st == ELLR_OK) st = ellr_cuda_mult(diag, x, NULL, y, 0, stream); /* while the ghosts move */
+  st_end = ellr_halo_end(h, stream); /* also after a failure: x stays read until the exchange is done */
+  if (st == ELLR_OK) st = st_end;
+  st_end = ellr_halo_release(h, stream);
+  return st == ELLR_OK ? st_end : st;
+}
+
 ellr_status ellr_halo_timeline_start(ellr_halo *h, int n)
 {
   ellr_status st;

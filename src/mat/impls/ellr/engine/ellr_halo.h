@@ -92,6 +92,12 @@ ellr_status ellr_halo_join(ellr_halo *h, void *stream);
 struct ellr_cuda_matrix; /* ellr_cuda.h */
 ellr_status ellr_halo_mult(ellr_halo *h, ellr_nccl_comm *comm, struct ellr_cuda_matrix *diag, struct ellr_cuda_matrix *offdiag, const double *x, const double *z, double *ghosts, double *y, void *stream);
 
+/* The same product with the off-diagonal block's part kept apart, for a caller that adds it itself in its next pass
+   (the Krylov loop's curvature pass): y = diag x on stream while the ghosts move, and, on the exchange's stream once
+   they are in (beside the diagonal block), yoff[r] += (offdiag ghosts)[r] on the rows offdiag stores; stream then
+   waits for both.  yoff has y's length; the caller keeps it zero except where it has not yet taken a product's part. */
+ellr_status ellr_halo_mult_apart(ellr_halo *h, ellr_nccl_comm *comm, struct ellr_cuda_matrix *diag, struct ellr_cuda_matrix *offdiag, const double *x, double *ghosts, double *y, double *yoff, void *stream);
+
 /* The timeline of the next n exchanges (0: none), from CUDA events on the streams that run them (ellr_timeline.h):
    the caller marks the end of its diagonal block's product (after ellr_halo_begin, on its stream) and of its
    off-diagonal one (before ellr_halo_release).  ellr_halo_timeline_read() gives, summed over the exchanges timed so
