@@ -7,7 +7,8 @@
 #   build (on this machine, after tests/gpu/prepare.sh): compiles those examples against the CUDA PETSc into .peer/B
 #          and packs what the GPU machine needs into .peer/ (peer.py, the examples' sources and expected outputs)
 #   run OUTDIR (on the GPU machine, carry .peer, build/cuda and .petsc-cuda/petsc-cuda.tar.xz): runs the three variants
-#          with 16 jobs; OUTDIR/peer.tgz holds results.jsonl, report.md and every case's output
+#          with 16 jobs (NCCL's exchange where each rank has a GPU and NCCL loads); OUTDIR/peer.tgz holds results.jsonl,
+#          report.md and every case's output
 # The examples link to their sources by absolute path: run puts the repository at the path it was built at.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -42,6 +43,11 @@ run)
   [ -f .peer/results.jsonl ] && cp .peer/results.jsonl /tmp/peer-out/ && PEER_RESUME=1
   export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
   export LD_LIBRARY_PATH=$P/lib:/usr/local/cuda/lib64${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+  # NCCL from the machine's Python package where present: cases on several ranks then move their ghosts GPU to GPU on
+  # a machine with a GPU per rank; NVLink multicast stays off (the machine's rule)
+  nccl_lib=$(python3 -c 'import nvidia.nccl, os; print(os.path.join(list(nvidia.nccl.__path__)[0], "lib"))' 2>/dev/null || true)
+  [ -n "$nccl_lib" ] && export LD_LIBRARY_PATH=$LD_LIBRARY_PATH:$nccl_lib
+  export NCCL_NVLS_ENABLE=0 NVSHMEM_DISABLE_NVLS=1
   PEER_NO_BUILD=1 PEER_PETSC_OPTIONS="-use_gpu_aware_mpi 0" timeout ${PEER_LIMIT:-500} python3 .peer/peer.py --petsc-dir "$P" --examples-root $S/src \
     --petsc-config-dir $S/config --dirs $DIRS --only "$(cat .peer/only)" --variants ${PEER_VARIANTS:-base,cusp_ellrt,cusp_pellr} \
     --lib "$LIB" --build-dir "$BUILT/.peer/B" --out /tmp/peer-out ${PEER_RESUME:+--resume} --jobs ${PEER_JOBS:-16} --timeout ${PEER_TIMEOUT:-90} > "$OUT/peer.log" 2>&1 || true

@@ -215,11 +215,12 @@ int cgloop_cuda_create(const cgloop_shape *s, cgloop_cuda **out)
 
 static int cgloop_apart_free(cgloop_cuda *c)
 {
-  CGLOOP_CU(cudaFree((void *)c->apart.off)); /* cudaFree waits for the work that may still read them */
-  CGLOOP_CU(cudaFree((void *)c->apart.rows));
-  CGLOOP_CU(cudaFree(c->apart.yoff));
+  /* cudaFree waits for the work that may still read them; the fields are cleared whatever it returns */
+  const cudaError_t e[3] = {cudaFree((void *)c->apart.off), cudaFree((void *)c->apart.rows), cudaFree(c->apart.yoff)};
+
   memset(&c->apart, 0, sizeof(c->apart));
   c->apart_n = 0;
+  for (int k = 0; k < 3; k++) CGLOOP_CU(e[k]);
   return 0;
 }
 
@@ -343,6 +344,8 @@ int cgloop_cuda_set_apart(cgloop_cuda *c, long long m, const int *rows, double *
     if (e == cudaSuccess) e = cudaMemcpy(doff, off, (nb + 1) * sizeof(int), cudaMemcpyHostToDevice);
     if (e == cudaSuccess) e = cudaMemcpy(drows, grouped, (size_t)m * sizeof(int), cudaMemcpyHostToDevice);
     if (e == cudaSuccess) e = cudaMemset(dy, 0, (size_t)c->shape.n * sizeof(double));
+    /* the copies and the memset go to the default stream, which the passes' non-blocking streams do not follow */
+    if (e == cudaSuccess) e = cudaStreamSynchronize(0);
   }
   free(off);
   free(next);

@@ -148,7 +148,7 @@ PetscErrorCode KSPDeviceLoopChoosePath(KSPDeviceLoop *L, KSP ksp, Mat A, cgloop_
 
         /* the graph holds the MPI product where it is ours with NCCL's exchange, else PETSc's product runs between
            the passes (the same answer on every rank) */
-        if (pc != CGLOOP_PC_GENERAL) PetscCall(MatELLRHaloLoopGet(A, ksp->vec_sol, &L->halo, &graph));
+        if (pc != CGLOOP_PC_GENERAL) PetscCall(MatELLRHaloLoopGet(A, ksp->vec_sol, L->fold_offdiag, &L->halo, &graph));
         L->path = graph ? KSP_DEVICELOOP_GRAPH : KSP_DEVICELOOP_EAGER;
       }
     }
@@ -480,7 +480,7 @@ static PetscErrorCode KSPDeviceLoopProduct(KSPDeviceLoop *L, PetscBool get)
    between the two.  The rows are set again where the off-diagonal pattern changed (which drops the graph). */
 static PetscErrorCode KSPDeviceLoopApart(KSPDeviceLoop *L)
 {
-  const PetscBool apart = (PetscBool)(L->fold_offdiag && L->path == KSP_DEVICELOOP_GRAPH && L->halo.halo && L->halo.offdiag);
+  const PetscBool apart = (PetscBool)(L->fold_offdiag && L->path == KSP_DEVICELOOP_GRAPH && L->halo.halo && L->halo.offdiag && L->halo.noffrows > 0);
 
   PetscFunctionBegin;
   if (apart && L->yoff && L->yoff_id == L->halo.pattern_id && L->yoff_state == L->halo.pattern_state) PetscFunctionReturn(PETSC_SUCCESS);

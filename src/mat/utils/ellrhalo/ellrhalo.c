@@ -229,6 +229,7 @@ typedef struct {
   PetscInt         timeline;   /* exchanges to time after the first (-ellr_halo_timeline), 0 once reported */
   int             *offrows;    /* the off-diagonal block's rows with entries (a Krylov loop's, made at its first ask) */
   PetscInt         noffrows;
+  PetscInt64       offrows_nnz; /* the block's entries when they were made */
   PetscBool        offrows_made;
 } MatELLRHaloPlan;
 
@@ -325,7 +326,7 @@ static PetscErrorCode MatELLRHaloPlanCreate(Mat A, Mat offdiag, const PetscInt *
     p->halo = NULL;
   } else {
     PetscCall(VecCreateSeqCUDA(PETSC_COMM_SELF, nghosts, &p->ghosts));
-    PetscCall(PetscInfo(A, "petsc-ellr: NCCL exchange: sends %" PetscInt_FMT " values to %d ranks (%s), receives %" PetscInt_FMT " from %d (%s)\n", soff[ns], ns, ellr_halo_packs(p->halo) ? "packed" : "each a run of the vector, sent in place", roff[nr], nr, inplace ? "in place" : "unpacked"));
+    PetscCall(PetscInfo(A, "petsc-ellr: NCCL exchange: sends %" PetscInt_FMT " values to %d ranks (%s), receives %" PetscInt_FMT " from %d (%s)\n", soff[ns], ns, !soff[ns] ? "none" : (ellr_halo_packs(p->halo) ? "packed" : "each a run of the vector, sent in place"), roff[nr], nr, inplace ? "in place" : "unpacked"));
   }
   PetscCall(PetscSFDestroy(&sf));
   PetscFunctionReturn(PETSC_SUCCESS);
@@ -614,7 +615,7 @@ PetscErrorCode MatELLRHaloMult(Mat A, Vec x, Vec z, Vec y, PetscBool *done)
   vector's device array, kept past its restore: nothing but the plan's products touch it, and it lives as long as the
   plan.  The same answer on every rank.  Collective.
 */
-PetscErrorCode MatELLRHaloLoopGet(Mat A, Vec x, MatELLRHaloDevice *d, PetscBool *ok)
+PetscErrorCode MatELLRHaloLoopGet(Mat A, Vec x, PetscBool rows, MatELLRHaloDevice *d, PetscBool *ok)
 {
   PetscFunctionBegin;
   PetscCall(PetscMemzero(d, sizeof(*d)));
@@ -639,33 +640,40 @@ PetscErrorCode MatELLRHaloLoopGet(Mat A, Vec x, MatELLRHaloDevice *d, PetscBool 
   PetscCall(VecCUDAGetArrayWrite(p->ghosts, &ag));
   d->ghosts = ag; /* the restore below clears ag */
   PetscCall(VecCUDARestoreArrayWrite(p->ghosts, &ag));
-  if (!p->offrows_made && blk[1]->cmap->n) { /* the rows the off-diagonal block's product adds to, from its pattern */
+  if (rows && blk[1]->cmap->n) { /* the rows the off-diagonal block's product adds to, from its pattern */
     const PetscInt *ia, *ja;
-    PetscInt        m, k = 0;
+    PetscInt        m;
     PetscBool       done;
 
+    /* made again where the pattern was replaced behind the nonzero state, by the storage's own test (its count) */
     PetscCall(MatGetRowIJ(blk[1], 0, PETSC_FALSE, PETSC_FALSE, &m, &ia, &ja, &done));
-    PetscCheck(done, PETSC_COMM_SELF, PETSC_ERR_PLIB, "The off-diagonal block's rows could not be read");
-    for (PetscInt i = 0; i < m; i++) k += ia[i + 1] > ia[i];
-    PetscCall(PetscMalloc1(k, &p->offrows));
-    k = 0;
-    for (PetscInt i = 0; i < m; i++)
-      if (ia[i + 1] > ia[i]) p->offrows[k++] = (int)i;
-    p->noffrows = k;
-    PetscCall(MatRestoreRowIJ(blk[1], 0, PETSC_FALSE, PETSC_FALSE, &m, &ia, &ja, &done));
-    p->offrows_made = PETSC_TRUE;
+    if (done && (!p->offrows_made || (PetscInt64)ia[m] != p->offrows_nnz)) {
+      PetscInt k = 0;
+
+      PetscCall(PetscFree(p->offrows));
+      for (PetscInt i = 0; i < m; i++) k += ia[i + 1] > ia[i];
+      PetscCall(PetscMalloc1(k, &p->offrows));
+      k = 0;
+      for (PetscInt i = 0; i < m; i++)
+        if (ia[i + 1] > ia[i]) p->offrows[k++] = (int)i;
+      p->noffrows     = k;
+      p->offrows_nnz  = (PetscInt64)ia[m];
+      p->offrows_made = PETSC_TRUE;
+    }
+    if (done) PetscCall(MatRestoreRowIJ(blk[1], 0, PETSC_FALSE, PETSC_FALSE, &m, &ia, &ja, &done));
+    else p->offrows_made = PETSC_FALSE; /* not readable here: this rank adds the off-diagonal block itself (local) */
   }
   d->halo          = p->halo;
   d->diag          = d->be[0]->dev;
   d->offdiag       = blk[1]->cmap->n ? d->be[1]->dev : NULL;
   d->flops         = MatELLRHaloFlops(d->be, PETSC_FALSE, (PetscBool)(d->offdiag != NULL));
-  d->offrows       = d->offdiag ? p->offrows : NULL;
-  d->noffrows      = d->offdiag ? p->noffrows : 0;
+  d->offrows       = rows && d->offdiag && p->offrows_made ? p->offrows : NULL;
+  d->noffrows      = rows && d->offdiag && p->offrows_made ? p->noffrows : 0;
   d->pattern_id    = p->offdiagid;
   d->pattern_state = p->offdiagnzstate;
   *ok              = PETSC_TRUE;
 #else
-  (void)A, (void)x;
+  (void)A, (void)x, (void)rows;
 #endif
   PetscFunctionReturn(PETSC_SUCCESS);
 }

@@ -15,12 +15,12 @@ typedef struct {
   double                  *ghosts;
   Mat_ELLR                *be[2];          /* the blocks' records (their product counts) */
   PetscLogDouble           flops;          /* of one product, as AIJ logs it */
-  const int               *offrows;        /* the off-diagonal block's rows with entries, increasing (host, the plan's) */
+  const int               *offrows;        /* the off-diagonal block's rows with entries, increasing (host, the plan's; asked for) */
   PetscInt                 noffrows;
   PetscInt64               pattern_id;     /* with pattern_state: this pattern of the off-diagonal block, never reused */
   PetscObjectState         pattern_state;
 } MatELLRHaloDevice;
-PETSC_INTERN PetscErrorCode MatELLRHaloLoopGet(Mat, Vec, MatELLRHaloDevice *, PetscBool *);
+PETSC_INTERN PetscErrorCode MatELLRHaloLoopGet(Mat, Vec, PetscBool, MatELLRHaloDevice *, PetscBool *);
 PETSC_INTERN PetscErrorCode MatELLRCommNCCL(MPI_Comm, ellr_nccl_comm **, PetscBool *); /* its communicator, for reductions */
 PETSC_INTERN PetscErrorCode MatELLRCommNCCLStart(MPI_Comm, PetscBool *);                /* its set-up started, ahead of them */
 #endif

@@ -435,6 +435,7 @@ ellr_status ellr_halo_create(int nsend, const int *send_ranks, const int64_t *se
     CU(cudaMalloc((void **)&h->d_recvbuf, sizeof(double) * nr));
     CU(cudaMemcpy(h->d_recv_slot, recv_slot, sizeof(int32_t) * nr, cudaMemcpyHostToDevice));
   }
+  CU(cudaStreamSynchronize(0)); /* the copies went to the default stream, which the exchange's stream does not follow */
   return ELLR_OK;
 }
 
@@ -557,8 +558,10 @@ ellr_status ellr_halo_mult_apart(ellr_halo *h, ellr_nccl_comm *comm, ellr_cuda_m
     if (e != cudaSuccess) st = ellr_error(ELLR_ERR_CUDA, "cudaEventRecord failed: %s", cudaGetErrorString(e));
   }
   if (st == ELLR_OK) st = ellr_cuda_mult(diag, x, NULL, y, 0, stream); /* while the ghosts move */
+  if (st == ELLR_OK) ellr_halo_mark(h, ELLR_HALO_DIAG_DONE, stream);
   st_end = ellr_halo_end(h, stream); /* also after a failure: x stays read until the exchange is done */
   if (st == ELLR_OK) st = st_end;
+  if (st == ELLR_OK) ellr_halo_mark(h, ELLR_HALO_OFFDIAG_DONE, stream); /* the off-diagonal part added by then */
   st_end = ellr_halo_release(h, stream);
   return st == ELLR_OK ? st_end : st;
 }
