@@ -162,5 +162,6 @@ PETSC_EXTERN PetscErrorCode PetscELLRInitializePackage(void);
 PETSC_EXTERN PetscErrorCode MatELLRGetFormat(Mat, MatType *);
 PETSC_EXTERN PetscErrorCode MatELLRGetProductCount(Mat, PetscInt *);
 PETSC_EXTERN PetscErrorCode MatELLRGetBackend(Mat, MatELLRBackend *);
+PETSC_EXTERN PetscErrorCode MatELLRGetDeviceBytes(Mat, PetscLogDouble *);
 
 #endif

@@ -60,7 +60,8 @@ typedef struct {
   ellr_cuda_matrix *devT;   /* the stored transpose, made at the first transpose product */
   ellr_transpose    tr;     /* its host CSR: a gather of A's values at a refresh */
   PetscObjectState  stateT; /* object state its values came from */
-  PetscBool         fromdevice; /* the storage is filled from aijcusparse's device CSR */
+  PetscBool         fromdevice; /* the storage is filled from aijcusparse's device CSR (its only current copy) */
+  PetscObjectState  cusparsenoted; /* nonzero state at which -info last said that aijcusparse's device CSR exists */
 #endif
   int32_t *rowptr32, *colidx32; /* 32-bit copies of the CSR indices when PetscInt is 64-bit */
   PetscInt rowptr32n, colidx32n;
@@ -136,6 +137,8 @@ PETSC_INTERN PetscErrorCode MatELLRUpdateTranspose(Mat, Mat_ELLR *);
 PETSC_INTERN PetscErrorCode MatELLRGetCSR(Mat, Mat_ELLR *, PetscBool, ellr_csr *);
 PETSC_INTERN const ellr_plan *MatELLRGetPlan(Mat_ELLR *);
 PETSC_INTERN PetscErrorCode MatELLRViewStorage(Mat, Mat_ELLR *, PetscViewer);
+PETSC_INTERN PetscLogDouble MatELLRStorageDeviceBytes(Mat_ELLR *);
+PETSC_INTERN PetscBool      MatELLRHostOnly(Mat, Mat_ELLR *);
 
 /* seq/ellrmult.c */
 PETSC_INTERN PetscErrorCode MatELLRSeqProduct(Mat, Mat_ELLR *, Vec, Vec, Vec, PetscBool);

@@ -174,6 +174,50 @@ PetscErrorCode MatELLRGetProductCount(Mat A, PetscInt *count)
 }
 
 /*@
+  MatELLRGetDeviceBytes - GPU memory held by the ELLPACK-R storage of this matrix on this process (both blocks of a
+  parallel matrix; the stored transpose included), in bytes: 0 where none is held (no GPU, bound to the CPU, not
+  built yet)
+
+  Not Collective
+
+  Input Parameter:
+. A - any matrix
+
+  Output Parameter:
+. bytes - the bytes
+
+  Notes:
+  With a CUDA PETSc the matrix is an aijcusparse matrix that keeps no device CSR of its own unless a PETSc operation
+  that needs one runs (a factorization, `MatProduct`, aijcusparse's own kernels); `-mat_view ::ascii_info` says
+  whether it exists.  The storage is made at the first product (or `MatGetDiagonal()`): call this after it.
+
+  Level: intermediate
+
+.seealso: `MATELLR`, `MATPELLR`, `MatELLRGetFormat()`, `MatELLRGetProductCount()`
+@*/
+PetscErrorCode MatELLRGetDeviceBytes(Mat A, PetscLogDouble *bytes)
+{
+  Mat_ELLR *e;
+  Mat       blk[2] = {NULL, NULL};
+
+  PetscFunctionBegin;
+  PetscValidHeaderSpecific(A, MAT_CLASSID, 1);
+  PetscAssertPointer(bytes, 2);
+  *bytes = 0;
+  PetscCall(MatELLRGetData(A, &e));
+  if (!e) PetscFunctionReturn(PETSC_SUCCESS);
+  if (e->mpi) PetscCall(MatMPIAIJGetSeqAIJ(A, &blk[0], &blk[1], NULL));
+  else blk[0] = A;
+  for (PetscInt k = 0; k < 2; k++) {
+    Mat_ELLR *be = NULL;
+
+    if (blk[k]) PetscCall(MatELLRGetData(blk[k], &be));
+    if (be) *bytes += MatELLRStorageDeviceBytes(be);
+  }
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/*@
   MatELLRGetBackend - Where the products of this matrix run: `MAT_ELLR_BACKEND_CUDA` (ELLPACK-R on the GPU),
   `MAT_ELLR_BACKEND_CPU` (ELLPACK-R on the CPU) or `MAT_ELLR_BACKEND_AIJ` (the base type's own products), as resolved
   from -mat_ellr_backend

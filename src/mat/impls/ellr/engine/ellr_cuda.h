@@ -61,6 +61,11 @@ ellr_status ellr_cuda_device_synchronize(void);
 #define ELLR_DENSE_NB       4
 #define ELLR_DENSE_MIN_COLS 2
 
+/* ELLR_FAMILY_AUTO on a block whose products would be timed: a sliced layout padded by at most this fill moves no
+   more bytes than the CSR families' arrays (and coalesces its reads), so it is kept without timing them; that
+   lets the build stream the CSR instead of holding it beside the layout (ellr_cuda_create). */
+#define ELLR_UNTIMED_FILL 1.05
+
 /* How the kernel parameters were picked. */
 enum { ELLR_TUNED_BY_MODEL = 0, ELLR_TUNED_BY_EXHAUSTIVE, ELLR_TUNED_BY_NONE, ELLR_TUNED_BY_CACHE };
 
@@ -98,6 +103,9 @@ typedef struct {
   int          csr_T;           /* CSR families: lanes per row of CSR-vector (and of the transpose) */
   int          csr_blocks;      /* IPCSR: row blocks */
   float        family_ms[3];    /* AUTO, timed: one product of sliced, CSR-vector, IPCSR (ms, CUDA events); 0 untimed */
+  int          streamed;        /* built from the host CSR streamed through the device in chunks: the whole CSR was
+                                   never on the device (the plain build holds it beside the layout until tuned) */
+  size_t       stage_bytes;     /* the staging buffer of a streamed build or refresh (freed when it returns) */
   const ellr_plan *plan;        /* the plan in use: sizes, slice offsets and statistics (its rowlen and perm
                                    live on the GPU only: NULL here) */
 } ellr_cuda_info;
@@ -109,8 +117,12 @@ typedef struct {
    max_fill is exceeded, and with ELLR_ERR_CUDA naming the bytes asked for when the GPU lacks memory.
    Nothing is leaked on failure.  Returns with stream synchronized: a's values may be changed right
    after; with p->pin_host its arrays must not be freed before ellr_cuda_unpin_host or destroy.
-   When tuning is pending (T or block size 0, rows > 0) the uploaded CSR (12 nnz + 4 (n + 1)
-   bytes) stays on the GPU until ellr_cuda_tune (or ellr_cuda_destroy) frees it. */
+   From a host CSR of a block too large to plan on the host, with its columns increasing in each row
+   (a->cols_sorted), no exhaustive tuning, and a family that needs no CSR kept (the sliced layout, asked for or
+   settled by its bytes: no long rows and at most ELLR_UNTIMED_FILL fill), the CSR is streamed through a staging
+   buffer (info.streamed): the device holds the layout and at most 1/64 of the CSR at once.  Otherwise, when
+   tuning is pending (T or block size 0, rows > 0) the uploaded CSR (12 nnz + 4 (n + 1) bytes) stays on the GPU
+   until ellr_cuda_tune (or ellr_cuda_destroy) frees it. */
 ellr_status ellr_cuda_create(const ellr_csr *a, const ellr_params *p, void *stream, ellr_cuda_matrix **d);
 
 /* Tunes T, block size and the automatic kernel options (only what p left at 0), timing products
@@ -119,9 +131,10 @@ ellr_status ellr_cuda_create(const ellr_csr *a, const ellr_params *p, void *stre
    to tune, when it has already run, or with no rows.  Returns with stream synchronized. */
 ellr_status ellr_cuda_tune(ellr_cuda_matrix *d, const ellr_csr *a, void *stream);
 
-/* New values, same pattern: copies a->val to the GPU and refills the layout, on stream.  The first
-   call allocates device scratch (nnz values + n + 1 row offsets, kept until destroy) and uploads
-   the row offsets; later calls allocate nothing.  With params.pin_host the second call page-locks a->val
+/* New values, same pattern: copies a->val to the GPU and refills the layout, on stream.  The sliced layout
+   without long rows and without a CSR kept for tuning streams the values through a staging buffer freed before
+   return (no second copy of the values stays on the device).  Otherwise the first call allocates device scratch
+   (nnz values + n + 1 row offsets, kept until destroy) and uploads the row offsets; later calls allocate nothing.  With params.pin_host the second call page-locks a->val
    when create did not (ELLR_PIN_REFRESH_MIN): the caller then keeps it as for create's page-locking (not freed
    before ellr_cuda_unpin_host or destroy; info.pinned_bytes says).  Returns once a->val has been read (the copy is
    complete; a may be changed right after) with the refill still queued on stream. */

@@ -45,6 +45,20 @@ __global__ void ellr_kernel_col_span(int64_t nstoredrows, int32_t nrows, int32_t
   }
 }
 
+/* One thread per stored row: its CSR row's first and last column (span[p - r0], from the host) into its slice's
+   span, for the rows of the window [r0, r1) only. */
+__global__ void ellr_kernel_col_span_rows(int64_t nstoredrows, int32_t nrows, int32_t C, const int32_t *__restrict__ perm, int32_t r0, int32_t r1, const int2 *__restrict__ span, int32_t *lo, int32_t *hi)
+{
+  const int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= nrows || i >= nstoredrows) return;
+  const int32_t p = perm ? perm[i] : (int32_t)i;
+  if (p < r0 || p >= r1) return;
+  const int2 sp = span[p - r0];
+  if (sp.y < 0) return; /* an empty row */
+  atomicMin(lo + i / C, sp.x);
+  atomicMax(hi + i / C, sp.y);
+}
+
 __global__ void ellr_kernel_col_slices(int32_t nslices, int index_bits, const int64_t *__restrict__ slice_start, const int32_t *__restrict__ lo, const int32_t *__restrict__ hi, int32_t *base, int64_t *words, int *npacked)
 {
   const int64_t s = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
@@ -58,7 +72,67 @@ __global__ void ellr_kernel_col_slices(int32_t nslices, int index_bits, const in
   if (threadIdx.x == 0 && p) atomicAdd(npacked, p);
 }
 
+/* What fills lo and hi (the slices' spans), on s. */
+typedef struct {
+  const int32_t *d_rowptr, *d_col; /* the CSR on the device, or */
+  const ellr_csr *a;               /* the host CSR, staged a chunk of rows at a time */
+  int32_t         stage_rows;
+} span_source;
+
+static ellr_status spans(const ellr_plan *pl, const ellr_dplan *dp, const span_source *src, cudaStream_t s, int32_t *lo, int32_t *hi)
+{
+  const int32_t ns = pl->nslices;
+  if (src->d_col) {
+    const int32_t T           = pl->per_slice_T ? ellr_default_threads_per_row(pl->stats.meanrowlen) : pl->T; /* the fill's lanes */
+    const int64_t nstoredrows = (int64_t)ns * pl->C, threads = nstoredrows * T;
+    if (threads > 0 && pl->stats.nnz > 0) ellr_kernel_col_span<<<(unsigned)((threads + 255) / 256), 256, 0, s>>>(nstoredrows, pl->nrows, pl->C, T, dp->rowlen, dp->perm, src->d_rowptr, src->d_col, lo, hi);
+    CU(cudaPeekAtLastError());
+    return ELLR_OK;
+  }
+  const ellr_csr *a    = src->a;
+  const int32_t   n    = a->nrows;
+  const int32_t   rows = src->stage_rows > 0 && src->stage_rows < n ? src->stage_rows : n;
+  if (n <= 0 || pl->stats.nnz <= 0) return ELLR_OK;
+  int2       *h = (int2 *)ellr_malloc((size_t)rows * sizeof(int2)), *dspan = NULL;
+  ellr_status st = h ? salloc(&dspan, (size_t)rows, s, "the rows' column spans") : ellr_error(ELLR_ERR_MEM, "cannot allocate %d rows' column spans", rows);
+  for (int32_t r0 = 0; !st && r0 < n; r0 += rows) {
+    const int32_t r1 = n - r0 < rows ? n : r0 + rows;
+    cudaError_t   e  = cudaStreamSynchronize(s); /* the previous chunk's kernel has read h's upload */
+    if (e != cudaSuccess) {
+      st = cu_err(e, "cudaStreamSynchronize", __LINE__);
+      break;
+    }
+    for (int32_t p = r0; p < r1; p++) {
+      const int32_t b = a->rowptr[p], l = a->rowptr[p + 1] - b;
+      h[p - r0]       = l > 0 ? make_int2(a->colidx[b], a->colidx[b + l - 1]) : make_int2(INT_MAX, -1);
+    }
+    if ((e = cudaMemcpyAsync(dspan, h, (size_t)(r1 - r0) * sizeof(int2), cudaMemcpyHostToDevice, s)) != cudaSuccess) st = cu_err(e, "cudaMemcpyAsync (the rows' column spans)", __LINE__);
+    if (!st) ellr_kernel_col_span_rows<<<(unsigned)(((int64_t)pl->nrows + 255) / 256), 256, 0, s>>>((int64_t)ns * pl->C, pl->nrows, pl->C, dp->perm, r0, r1, dspan, lo, hi);
+    if (!st && (e = cudaPeekAtLastError()) != cudaSuccess) st = cu_err(e, "ellr_kernel_col_span_rows", __LINE__);
+  }
+  const cudaError_t e = cudaStreamSynchronize(s); /* on every path: no copy may outlive h */
+  if (!st && e != cudaSuccess) st = cu_err(e, "cudaStreamSynchronize", __LINE__);
+  sfree(&dspan, s);
+  ellr_free(h);
+  return st;
+}
+
+static ellr_status cols_plan(const ellr_plan *pl, const ellr_dplan *dp, const span_source *src, int index_bits, cudaStream_t s, ellr_dcols *c, ellr_stats *st);
+
 ellr_status ellr_cuda_cols_plan(const ellr_plan *pl, const ellr_dplan *dp, const int32_t *d_rowptr, const int32_t *d_col, int index_bits, cudaStream_t s, ellr_dcols *c, ellr_stats *st)
+{
+  const span_source src = {d_rowptr, d_col, NULL, 0};
+  return cols_plan(pl, dp, &src, index_bits, s, c, st);
+}
+
+ellr_status ellr_cuda_cols_plan_host(const ellr_plan *pl, const ellr_dplan *dp, const ellr_csr *a, int index_bits, int32_t stage_rows, cudaStream_t s, ellr_dcols *c, ellr_stats *st)
+{
+  if (!a || !a->cols_sorted || a->nrows != pl->nrows) return ellr_error(ELLR_ERR_ARG, "ellr_cuda_cols_plan_host: a host CSR of the plan's %d rows, columns increasing within each row, is needed", pl->nrows);
+  const span_source src = {NULL, NULL, a, stage_rows};
+  return cols_plan(pl, dp, &src, index_bits, s, c, st);
+}
+
+static ellr_status cols_plan(const ellr_plan *pl, const ellr_dplan *dp, const span_source *src, int index_bits, cudaStream_t s, ellr_dcols *c, ellr_stats *st)
 {
   const int32_t ns = pl->nslices;
   if (index_bits != 0 && index_bits != 32) return ellr_error(ELLR_ERR_ARG, "index bits %d is not 0 (automatic) or 32", index_bits);
@@ -74,8 +148,6 @@ ellr_status ellr_cuda_cols_plan(const ellr_plan *pl, const ellr_dplan *dp, const
   int32_t *lo = NULL, *hi = NULL;
   int     *cnt = NULL;
   int      packed = 0;
-  const int32_t T           = pl->per_slice_T ? ellr_default_threads_per_row(pl->stats.meanrowlen) : pl->T; /* the fill's lanes */
-  const int64_t nstoredrows = (int64_t)ns * pl->C, threads = nstoredrows * T;
   ellr_status   err = ELLR_OK;
   cudaError_t   e   = cudaSuccess;
 #define CUE(call) \
@@ -90,8 +162,8 @@ ellr_status ellr_cuda_cols_plan(const ellr_plan *pl, const ellr_dplan *dp, const
   CUE(cudaMemsetAsync(cnt, 0, sizeof(int), s));
   CUE(cudaMemsetAsync(c->start, 0, sizeof(int64_t), s));
   if (!err && ns > 0) {
-    if (threads > 0 && pl->stats.nnz > 0) ellr_kernel_col_span<<<(unsigned)((threads + 255) / 256), 256, 0, s>>>(nstoredrows, pl->nrows, pl->C, T, dp->rowlen, dp->perm, d_rowptr, d_col, lo, hi);
-    ellr_kernel_col_slices<<<(unsigned)((ns + 255) / 256), 256, 0, s>>>(ns, index_bits, dp->slice_start, lo, hi, c->base, c->start, cnt);
+    err = spans(pl, dp, src, s, lo, hi);
+    if (!err) ellr_kernel_col_slices<<<(unsigned)((ns + 255) / 256), 256, 0, s>>>(ns, index_bits, dp->slice_start, lo, hi, c->base, c->start, cnt);
     CUE(cudaPeekAtLastError());
     if (!err) err = ellr_cuda_inclusive_sum(c->start + 1, ns, s);
   }

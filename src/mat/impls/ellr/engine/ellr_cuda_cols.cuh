@@ -21,6 +21,12 @@ typedef struct {
    set.  index_bits: 0 automatic, 32 never packed.  Returns with s synchronized. */
 ellr_status ellr_cuda_cols_plan(const ellr_plan *pl, const ellr_dplan *dp, const int32_t *d_rowptr, const int32_t *d_col, int index_bits, cudaStream_t s, ellr_dcols *c, ellr_stats *st);
 
+/* The same from the host CSR a (its rows' columns increasing: a->cols_sorted), without its column indices on the
+   device: each row's first and last column, found on the host, go up in chunks of rows (8 bytes a row, through a
+   staging buffer of at most stage_rows rows) and are reduced per slice on the GPU.  For a build that streams the
+   CSR through the device chunk by chunk (ellr_cuda.cu). */
+ellr_status ellr_cuda_cols_plan_host(const ellr_plan *pl, const ellr_dplan *dp, const ellr_csr *a, int index_bits, int32_t stage_rows, cudaStream_t s, ellr_dcols *c, ellr_stats *st);
+
 ellr_status ellr_cuda_cols_free(ellr_dcols *c);
 
 #endif

@@ -32,8 +32,12 @@ static __global__ void ellr_kernel_join_split(int32_t nsplit, const int2 *__rest
    (one T), or with slices of different T the product's per-warp work items (witems: each warp 32/T rows of one
    slice; the items of a slice's first column block fill it).  Every word of the slice is written (padding: column
    -1 or 0xFFFF, value 0); column indices as the slice's cbase says (ellr_cuda_cols.cu).  values_only: the entries'
-   values only (the padding is already 0). */
-static __global__ void ellr_kernel_fill(int64_t nstoredrows, int32_t nrows, int32_t C, int32_t T1, const int4 *__restrict__ witems, int64_t nwitems, const int64_t *__restrict__ slice_start, const int32_t *__restrict__ rowlen, const int32_t *__restrict__ perm, const int32_t *__restrict__ rowptr, const int32_t *__restrict__ csrcol, const double *__restrict__ csrval, uint16_t *cw, const int32_t *__restrict__ cbase, const int64_t *__restrict__ cstart, double *val, int values_only)
+   values only (the padding is already 0).
+   The window [r0, r1) of CSR rows: only stored rows whose CSR row p lies in it are written, from rowptr[p - r0]
+   - nz0 on in csrcol and csrval (a chunk of the CSR staged on the device, so that the whole CSR never sits
+   beside the layout); the stored rows past the last row (padding) go with the window that starts at row 0.  The
+   whole CSR is the window [0, INT32_MAX) with nz0 = 0. */
+static __global__ void ellr_kernel_fill(int64_t nstoredrows, int32_t nrows, int32_t C, int32_t T1, const int4 *__restrict__ witems, int64_t nwitems, const int64_t *__restrict__ slice_start, const int32_t *__restrict__ rowlen, const int32_t *__restrict__ perm, const int32_t *__restrict__ rowptr, const int32_t *__restrict__ csrcol, const double *__restrict__ csrval, uint16_t *cw, const int32_t *__restrict__ cbase, const int64_t *__restrict__ cstart, double *val, int values_only, int32_t r0, int32_t r1, int64_t nz0)
 {
   const int64_t g = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
   int64_t       i, s, r;
@@ -56,11 +60,13 @@ static __global__ void ellr_kernel_fill(int64_t nstoredrows, int32_t nrows, int3
     s = i / C;
     r = i - s * C;
   }
+  const int32_t p     = i < nrows ? (perm ? perm[i] : (int32_t)i) : -1;
+  if (p >= 0 ? (p < r0 || p >= r1) : r0 != 0) return; /* another window's row */
   const int64_t s0    = slice_start[s];
   const int64_t width = (slice_start[s + 1] - s0) / C; /* entries per row in this slice */
   const int64_t CT    = (int64_t)C * T;
   const int32_t len   = i < nrows ? rowlen[i] : 0;
-  const int64_t rp    = i < nrows ? rowptr[perm ? perm[i] : i] : 0;
+  const int64_t rp    = i < nrows ? rowptr[p - r0] - nz0 : 0;
   const int32_t base  = values_only ? 0 : cbase[s];
   uint16_t     *c16   = values_only ? NULL : cw + cstart[s];
   int32_t      *c32   = reinterpret_cast<int32_t *>(c16);

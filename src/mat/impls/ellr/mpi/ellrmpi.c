@@ -33,17 +33,19 @@ static PetscErrorCode MatMultTransposeAdd_MPIELLR(Mat A, Vec x, Vec z, Vec y)
 }
 
 static PetscErrorCode MatView_MPIELLR(Mat, PetscViewer);
+static PetscErrorCode MatGetDiagonal_MPIELLR(Mat, Vec);
 
 #define MAT_ELLR_MPI_OPS(asmfn) \
   { \
-    MAT_ELLR_OP(mult, MatMult_MPIELLR), MAT_ELLR_OP(multadd, MatMultAdd_MPIELLR), MAT_ELLR_OP(multtranspose, MatMultTranspose_MPIELLR), MAT_ELLR_OP(multtransposeadd, MatMultTransposeAdd_MPIELLR), MAT_ELLR_OP(duplicate, MatDuplicate_ELLR), MAT_ELLR_OP(bindtocpu, MatBindToCPU_ELLR), MAT_ELLR_OP(assemblyend, asmfn), MAT_ELLR_OP(setfromoptions, MatSetFromOptions_ELLR), MAT_ELLR_OP(view, MatView_MPIELLR) \
+    MAT_ELLR_OP(mult, MatMult_MPIELLR), MAT_ELLR_OP(multadd, MatMultAdd_MPIELLR), MAT_ELLR_OP(multtranspose, MatMultTranspose_MPIELLR), MAT_ELLR_OP(multtransposeadd, MatMultTransposeAdd_MPIELLR), MAT_ELLR_OP(duplicate, MatDuplicate_ELLR), MAT_ELLR_OP(bindtocpu, MatBindToCPU_ELLR), MAT_ELLR_OP(assemblyend, asmfn), MAT_ELLR_OP(setfromoptions, MatSetFromOptions_ELLR), MAT_ELLR_OP(view, MatView_MPIELLR), MAT_ELLR_OP(getdiagonal, MatGetDiagonal_MPIELLR) \
   }
 static const MatELLROp MatELLRMPIOpsELLRT[] = MAT_ELLR_MPI_OPS(MatAssemblyEnd_ELLRT);
 static const MatELLROp MatELLRMPIOpsPELLR[] = MAT_ELLR_MPI_OPS(MatAssemblyEnd_PELLR);
 #define MAT_ELLR_MPI_NOPS ((PetscInt)(sizeof(MatELLRMPIOpsELLRT) / sizeof(MatELLROp)))
 
-/* Both blocks carry the library with the settings derived from the matrix's, and their storage is current. */
-static PetscErrorCode MatELLRMPIPrepareBlocks(Mat A, Mat_ELLR *e, PetscBool transpose)
+/* Both blocks carry the library with the settings derived from the matrix's; with prepare, their storage is
+   current. */
+static PetscErrorCode MatELLRMPIAttachBlocks(Mat A, Mat_ELLR *e, PetscBool prepare, PetscBool transpose)
 {
   Mat             blk[2];
   MatELLRSettings s[2];
@@ -60,8 +62,31 @@ static PetscErrorCode MatELLRMPIPrepareBlocks(Mat A, Mat_ELLR *e, PetscBool tran
     PetscCall(MatELLRGetData(blk[k], &be));
     if (!be || !MatELLRSettingsEqual(&be->settings, &s[k])) PetscCall(MatELLRAttachSeq(blk[k], &s[k], NULL));
     PetscCall(MatELLRGetData(blk[k], &be));
-    PetscCall(MatELLRSeqPrepare(blk[k], be, transpose));
+    if (prepare) PetscCall(MatELLRSeqPrepare(blk[k], be, transpose));
   }
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+static PetscErrorCode MatELLRMPIPrepareBlocks(Mat A, Mat_ELLR *e, PetscBool transpose)
+{
+  PetscFunctionBegin;
+  PetscCall(MatELLRMPIAttachBlocks(A, e, PETSC_TRUE, transpose));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* MPIAIJ's (the diagonal block's diagonal), with the diagonal block carrying the library first: its MatGetDiagonal()
+   does not make aijcusparse's device CSR (ellrseq.c). */
+static PetscErrorCode MatGetDiagonal_MPIELLR(Mat A, Vec v)
+{
+  Mat_ELLR *e;
+  PetscErrorCode (*base)(Mat, Vec);
+
+  PetscFunctionBegin;
+  PetscCall(MatELLRGetData(A, &e));
+  if (e && A->assembled && !MatELLRBoundToCPU(A)) PetscCall(MatELLRMPIAttachBlocks(A, e, PETSC_FALSE, PETSC_FALSE));
+  PetscCall(MatELLRBaseOp(A, e, offsetof(struct _MatOps, getdiagonal), (MatELLROpFn *)&base));
+  PetscCheck(base, PetscObjectComm((PetscObject)A), PETSC_ERR_SUP, "The base type has no MatGetDiagonal()");
+  PetscCall((*base)(A, v));
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 

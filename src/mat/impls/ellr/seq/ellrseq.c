@@ -35,10 +35,55 @@ static PetscErrorCode MatView_SeqELLR(Mat A, PetscViewer viewer)
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+/* The diagonal (PCJACOBI's set-up) without making aijcusparse's device CSR: where the host holds the only current
+   values (MatELLRHostOnly) it is read there, a binary search in each row (AIJ keeps a row's columns increasing);
+   otherwise the base type's (aijcusparse's kernel on its existing device CSR, AIJ's on the host). */
+static PetscErrorCode MatGetDiagonal_SeqELLR(Mat A, Vec v)
+{
+  Mat_ELLR *e;
+
+  PetscFunctionBegin;
+  PetscCall(MatELLRGetData(A, &e));
+  if (e) PetscCall(MatELLRResolve(e));
+  if (MatELLRHostOnly(A, e)) {
+    const PetscInt    *ia, *ja;
+    const PetscScalar *aa;
+    PetscScalar       *d;
+    PetscInt           n;
+    PetscBool          done;
+
+    PetscCall(MatGetRowIJ(A, 0, PETSC_FALSE, PETSC_FALSE, &n, &ia, &ja, &done));
+    PetscCheck(done, PETSC_COMM_SELF, PETSC_ERR_PLIB, "MatGetRowIJ() failed on a sequential AIJ matrix");
+    PetscCall(MatSeqAIJGetArrayRead(A, &aa));
+    PetscCall(VecGetArrayWrite(v, &d));
+    for (PetscInt i = 0; i < n; i++) {
+      PetscInt lo = ia[i], hi = ia[i + 1];
+
+      while (lo < hi) {
+        const PetscInt mid = lo + (hi - lo) / 2;
+
+        if (ja[mid] < i) lo = mid + 1;
+        else hi = mid;
+      }
+      d[i] = lo < ia[i + 1] && ja[lo] == i ? aa[lo] : 0.0;
+    }
+    PetscCall(VecRestoreArrayWrite(v, &d));
+    PetscCall(MatSeqAIJRestoreArrayRead(A, &aa));
+    PetscCall(MatRestoreRowIJ(A, 0, PETSC_FALSE, PETSC_FALSE, &n, &ia, &ja, &done));
+  } else {
+    PetscErrorCode (*base)(Mat, Vec);
+
+    PetscCall(MatELLRBaseOp(A, e, offsetof(struct _MatOps, getdiagonal), (MatELLROpFn *)&base));
+    PetscCheck(base, PETSC_COMM_SELF, PETSC_ERR_SUP, "The base type has no MatGetDiagonal()");
+    PetscCall((*base)(A, v));
+  }
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
 /* The assembly slot differs between the two formats (ellrpatch.c). */
 #define MAT_ELLR_SEQ_OPS(asmfn) \
   { \
-    MAT_ELLR_OP(mult, MatMult_SeqELLR), MAT_ELLR_OP(multadd, MatMultAdd_SeqELLR), MAT_ELLR_OP(multtranspose, MatMultTranspose_SeqELLR), MAT_ELLR_OP(multtransposeadd, MatMultTransposeAdd_SeqELLR), MAT_ELLR_OP(duplicate, MatDuplicate_ELLR), MAT_ELLR_OP(bindtocpu, MatBindToCPU_ELLR), MAT_ELLR_OP(assemblyend, asmfn), MAT_ELLR_OP(setfromoptions, MatSetFromOptions_ELLR), MAT_ELLR_OP(view, MatView_SeqELLR) \
+    MAT_ELLR_OP(mult, MatMult_SeqELLR), MAT_ELLR_OP(multadd, MatMultAdd_SeqELLR), MAT_ELLR_OP(multtranspose, MatMultTranspose_SeqELLR), MAT_ELLR_OP(multtransposeadd, MatMultTransposeAdd_SeqELLR), MAT_ELLR_OP(duplicate, MatDuplicate_ELLR), MAT_ELLR_OP(bindtocpu, MatBindToCPU_ELLR), MAT_ELLR_OP(assemblyend, asmfn), MAT_ELLR_OP(setfromoptions, MatSetFromOptions_ELLR), MAT_ELLR_OP(view, MatView_SeqELLR), MAT_ELLR_OP(getdiagonal, MatGetDiagonal_SeqELLR) \
   }
 static const MatELLROp MatELLRSeqOpsELLRT[] = MAT_ELLR_SEQ_OPS(MatAssemblyEnd_ELLRT);
 static const MatELLROp MatELLRSeqOpsPELLR[] = MAT_ELLR_SEQ_OPS(MatAssemblyEnd_PELLR);

@@ -159,6 +159,51 @@ PetscErrorCode MatELLRGetCSR(Mat A, Mat_ELLR *e, PetscBool pattern_changed, ellr
   PetscFunctionReturn(PETSC_SUCCESS);
 }
 
+/* GPU bytes of the storage (and of the stored transpose). */
+PetscLogDouble MatELLRStorageDeviceBytes(Mat_ELLR *e)
+{
+  PetscLogDouble b = 0;
+
+#if defined(PETSCELLR_HAVE_CUDA)
+  ellr_cuda_info info;
+
+  if (e->dev) {
+    ellr_cuda_get_info(e->dev, &info);
+    b += (PetscLogDouble)info.device_bytes;
+  }
+  if (e->devT) {
+    ellr_cuda_get_info(e->devT, &info);
+    b += (PetscLogDouble)info.device_bytes;
+  }
+#else
+  (void)e;
+#endif
+  return b;
+}
+
+/*
+  One copy of the matrix on the GPU: ours.  An aijcusparse matrix keeps its device CSR only where one of its own
+  operations needs it (a factorization, MatProduct, MatScale ...): PETSc makes it at the first such call and keeps
+  it current from then on.  Until then (offload mask CPU or unallocated: the host holds the only current values)
+  the storage is built and refilled from the host CSR, and nothing of ours asks aijcusparse for its device arrays
+  (which would make them).  With the values current only on the GPU (offload mask GPU: COO assembly from device
+  arrays, aijcusparse's kernels) they come from aijcusparse's device CSR, which exists then.
+*/
+PetscBool MatELLRHostOnly(Mat A, Mat_ELLR *e)
+{
+#if defined(PETSCELLR_HAVE_CUDA) && defined(PETSCELLR_PETSC_HAS_CUDA)
+  PetscBool cusparse = PETSC_FALSE;
+
+  if (!e || e->backend != MAT_ELLR_BACKEND_CUDA || A->boundtocpu) return PETSC_FALSE;
+  if (PetscObjectTypeCompare((PetscObject)A, MATSEQAIJCUSPARSE, &cusparse) || !cusparse) return PETSC_FALSE;
+  return (PetscBool)(A->offloadmask == PETSC_OFFLOAD_CPU || A->offloadmask == PETSC_OFFLOAD_UNALLOCATED);
+#else
+  (void)A;
+  (void)e;
+  return PETSC_FALSE;
+#endif
+}
+
 /* The plan the storage was made from. */
 const ellr_plan *MatELLRGetPlan(Mat_ELLR *e)
 {
@@ -343,7 +388,19 @@ PetscErrorCode MatELLRUpdate(Mat A, Mat_ELLR *e)
     PetscBool cusparse;
 
     PetscCall(PetscObjectTypeCompare((PetscObject)A, MATSEQAIJCUSPARSE, &cusparse));
-    e->fromdevice = cusparse;
+    /* only where aijcusparse's device CSR holds the only current values (MatELLRHostOnly) */
+    e->fromdevice = (PetscBool)(cusparse && A->offloadmask == PETSC_OFFLOAD_GPU);
+  }
+  #endif
+  #if defined(PETSCELLR_PETSC_HAS_CUDA)
+  if (e->backend == MAT_ELLR_BACKEND_CUDA && (A->offloadmask == PETSC_OFFLOAD_GPU || A->offloadmask == PETSC_OFFLOAD_BOTH) && e->cusparsenoted != A->nonzerostate + 1) {
+    PetscBool cusparse;
+
+    PetscCall(PetscObjectTypeCompare((PetscObject)A, MATSEQAIJCUSPARSE, &cusparse));
+    if (cusparse) {
+      PetscCall(PetscInfo(A, "aijcusparse's device CSR of this %" PetscInt_FMT " x %" PetscInt_FMT " block exists now: a PETSc operation that needs it ran (a factorization, MatProduct, MatTranspose, or aijcusparse's kernels of MatScale, MatShift, MatAXPY, MatDiagonalScale, COO assembly); PETSc keeps it current from now on, beside this storage\n", A->rmap->n, A->cmap->n));
+      e->cusparsenoted = A->nonzerostate + 1;
+    }
   }
   #endif
   if (e->fromdevice) {
@@ -462,7 +519,24 @@ PetscErrorCode MatELLRViewStorage(Mat A, Mat_ELLR *e, PetscViewer viewer)
     if (info.family_ms[0] > 0) PetscCall(PetscViewerASCIIPrintf(viewer, "kernel families timed (one product each): sliced %.4f ms, csr_vector %.4f ms, ipcsr %.4f ms\n", (double)info.family_ms[0], (double)info.family_ms[1], (double)info.family_ms[2]));
     PetscCall(PetscViewerASCIIPrintf(viewer, "GPU: block size %d, kernel %s, %s, %s loads; picked by %s (-mat_ellr_tune %s); %.3f MB on the device\n", info.block_size, ko.kernel == 2 ? "chunks" : "rows", ko.uselen ? "rows stop at their length" : "rows stop at the slice width", ko.loads ? "streaming" : "read-only", how[info.tune_how], MatELLRTuneModes[e->settings.eng.tune], info.device_bytes / 1e6));
     PetscCall(PetscViewerASCIIPrintf(viewer, "GPU setup %.3f ms (wall): plan on the %s %.3f ms, upload %.3f ms (%.1f MB at %.1f GB/s), fill %.3f ms, tune %.3f ms (%d products)\n", info.create_ms + info.tune_ms, info.plan_on_host ? "host" : "GPU", info.plan_ms, info.upload_ms, info.upload_bytes / 1e6, info.upload_ms > 0 ? info.upload_bytes / info.upload_ms / 1e6 : 0.0, info.fill_ms, info.tune_ms, info.tune_products));
+    if (info.streamed) PetscCall(PetscViewerASCIIPrintf(viewer, "built from the host CSR streamed through %.3f MB of staging on the GPU, a chunk of rows at a time (the 'upload' is inside the fill): the whole CSR was never on the GPU\n", info.stage_bytes / 1e6));
     if (e->fromdevice) PetscCall(PetscViewerASCIIPrintf(viewer, "filled on the GPU from aijcusparse's device CSR (its upload is the only one; the 'upload' above is a copy on the device); value changes refill it there\n"));
+  #if defined(PETSCELLR_PETSC_HAS_CUDA)
+    {
+      /* what aijcusparse's device CSR of this block takes (compressed rows for an off-diagonal block: offsets, row
+         indices and a work vector per non-empty row) */
+      const PetscLogDouble rows = e->settings.offdiag ? pl->nrows : pl->nrows_out, csr = 12.0 * st->nnz + 4.0 * (rows + 1) + (e->settings.offdiag ? 12.0 * rows : 0.0);
+      const PetscLogDouble ours = MatELLRStorageDeviceBytes(e);
+      PetscBool            cusparse;
+
+      PetscCall(PetscObjectTypeCompare((PetscObject)A, MATSEQAIJCUSPARSE, &cusparse));
+      if (cusparse) {
+        PetscCall(PetscViewerASCIIPrintf(viewer, "device memory of the matrix: %.3f MB, %.1f%% %s aijcusparse's device CSR of it (%.3f MB)\n", ours / 1e6, csr > 0 ? 100.0 * PetscAbsReal(ours - csr) / csr : 0.0, ours <= csr ? "less than" : "more than", csr / 1e6));
+        if (A->offloadmask == PETSC_OFFLOAD_BOTH || A->offloadmask == PETSC_OFFLOAD_GPU) PetscCall(PetscViewerASCIIPrintf(viewer, "aijcusparse's device CSR exists too: a PETSc operation that needs it ran (a factorization, MatProduct, aijcusparse's own kernels; -info says when)\n"));
+        else PetscCall(PetscViewerASCIIPrintf(viewer, "aijcusparse's device CSR: %s\n", A->offloadmask == PETSC_OFFLOAD_CPU && e->cusparsenoted ? "stale since the host's values changed (made earlier by an operation that needed it)" : "not made (this storage is the matrix's only copy on the GPU)"));
+      }
+    }
+  #endif
     if (e->devT) {
       ellr_cuda_info ti;
       ellr_cuda_get_info(e->devT, &ti);
