@@ -870,6 +870,37 @@ if [ "$BACKEND" = cuda ]; then
 elif wanted pc_copies_ilu_ellrt; then
   echo "# pc_copies_* not run: ELLR_BACKEND=$BACKEND (they run aijcusparse-based solves on the GPU machine: tests/gpu/run.sh)"
 fi
+# One copy of the matrix on the GPU: a solve with a diagonal preconditioner or none never makes aijcusparse's device CSR
+# (PETSc logs its upload as MatCUSPARSCopyTo), the type's product ran, and -mat_view says the storage is the only copy.
+# ex1 -n 40 (64000 rows: the storage is built by streaming the host CSR); ILU on the same matrix makes it (the control).
+# one_copy NP TYPE KSP PC
+one_copy() {
+  local np=$1 t=$2 ksp=$3 pc=$4 o=$SCRATCH/onecopy.$$.$RANDOM mpi=""
+  [ "$np" = 1 ] || mpi="$MPIEXEC -n $np"
+  run "$o" $mpi "$EX1" -n 40 -mat_type "$t" -ksp_type "$ksp" -pc_type "$pc" -ksp_rtol 1e-8 -log_view -mat_view ::ascii_info -info :mat || { echo "run failed"; tail -20 "$o"; return 1; }
+  grep -qE "^ELLRMult +[1-9]" "$o" || { echo "the type's product did not run (no ELLRMult)"; return 1; }
+  if [ "$pc" = ilu ]; then
+    grep -qE "^MatCUSPARSCopyTo +[1-9]" "$o" || { echo "ILU ran without aijcusparse's device CSR (no MatCUSPARSCopyTo): the control does not see the copy"; return 1; }
+    grep -q "aijcusparse's device CSR of this .* block exists now" "$o" || { echo "-info did not say that aijcusparse's device CSR appeared"; return 1; }
+  else
+    ! grep -qE "^MatCUSPARSCopyTo +[1-9]" "$o" || { echo "aijcusparse's device CSR was made: $(grep -E '^MatCUSPARSCopyTo' "$o")"; return 1; }
+    grep -q "aijcusparse's device CSR: not made (this storage is the matrix's only copy on the GPU)" "$o" || { echo "-mat_view does not say that the storage is the only copy"; return 1; }
+    grep -q "device memory of the matrix: .* less than aijcusparse's device CSR of it" "$o" || { echo "-mat_view does not compare the device memory with aijcusparse's (or the storage is larger)"; return 1; }
+  fi
+  [ "$np" != 1 ] || grep -q "built from the host CSR streamed through" "$o" || { echo "the storage was not streamed from the host CSR"; return 1; }
+}
+if [ "$BACKEND" = cuda ]; then
+  for t in ellrt pellr; do
+    for np in 1 2 4; do
+      for kp in cg:jacobi cgdevice:jacobi bcgsdevice:jacobi gmres:none bcgs:jacobi; do
+        t_fn "one_copy_${kp%%:*}_${kp##*:}_${t}_np$np" one_copy $np $t ${kp%%:*} ${kp##*:}
+      done
+    done
+    t_fn "one_copy_control_ilu_$t" one_copy 1 $t gmres ilu
+  done
+elif wanted one_copy_cg_jacobi_ellrt_np1; then
+  echo "# one_copy_* not run: ELLR_BACKEND=$BACKEND (they need aijcusparse on a GPU: tests/gpu/run.sh)"
+fi
 # (storage under 1 MB is never refused: the case needs a matrix of some size)
 t_err bad_max_fill_exceeded "max fill 2.*-mat_type pellr" -- "$EX1" -n 30 -mat_type ellrt -mat_ellr_threads_per_row 32 -mat_ellr_max_fill 2 $ENGINE
 if want bad_threads_per_row_convert; then

@@ -989,6 +989,61 @@ static void check_errors(void)
   tcsr_free(&big);
 }
 
+/* The streamed build and refresh (no CSR kept on the device) against the build that uploads the whole CSR (the
+   same matrix told that its columns are not sorted): the same layout, so the same bits in every product, after a
+   refresh too; the streamed one keeps no scratch. */
+static void check_streamed(cudaStream_t stream)
+{
+  tcsr a;
+  if (tcsr_stencil_3d7(&a, 40)) {
+    CHECK(0, "generator failed");
+    return;
+  }
+  const int32_t n = a.nrows;
+  vecs          v;
+  vecs_init(&v, (size_t)n);
+  for (int32_t i = 0; i < n; i++) v.hx[i] = 1.0 + 0.001 * (i % 97);
+  up(v.dx, v.hx, (size_t)n);
+  double *y[2];
+  for (int variant = 0; variant < 2; variant++) y[variant] = (double *)malloc((size_t)n * sizeof(double));
+  for (int round = 0; round < 2; round++) { /* round 1: new values through update_values */
+    ellr_cuda_matrix *d[2] = {NULL, NULL};
+    for (int variant = 0; variant < 2; variant++) {
+      ellr_csr    c = tcsr_view(&a);
+      ellr_params p = {0, 0, 32, 0, 0, 0.0, ELLR_TUNE_MODEL, 0, ELLR_FAMILY_SLICED};
+      c.cols_sorted = variant == 0; /* variant 1: the whole CSR uploaded and kept until tuned */
+      CHECK(ellr_cuda_create(&c, &p, stream, &d[variant]) == ELLR_OK, "streamed check: create (%s)", ellr_last_error());
+      if (!d[variant]) continue;
+      ellr_cuda_info info;
+      ellr_cuda_get_info(d[variant], &info);
+      CHECK(info.streamed == (variant == 0), "streamed check: variant %d built %s", variant, info.streamed ? "streamed" : "from the whole CSR");
+      if (variant == 0) CHECK(info.scratch_bytes == 0, "streamed check: %zu bytes of scratch kept after a streamed build", info.scratch_bytes);
+      CHECK(ellr_cuda_tune(d[variant], &c, stream) == ELLR_OK, "streamed check: tune (%s)", ellr_last_error());
+      if (round == 1) { /* new values, refreshed; the old ones back for the next variant's build */
+        double *old = (double *)malloc((size_t)tcsr_nnz(&a) * sizeof(double));
+        memcpy(old, a.val, (size_t)tcsr_nnz(&a) * sizeof(double));
+        for (int64_t k = 0; k < tcsr_nnz(&a); k++) a.val[k] = -0.5 * a.val[k] + 0.25 * (double)(k % 5);
+        CHECK(ellr_cuda_update_values(d[variant], &c, stream) == ELLR_OK, "streamed check: update_values (%s)", ellr_last_error());
+        CUDA_OK(cudaStreamSynchronize(stream));
+        ellr_cuda_get_info(d[variant], &info);
+        if (variant == 0) CHECK(info.scratch_bytes == 0, "streamed check: %zu bytes of scratch kept after a streamed refresh", info.scratch_bytes);
+        memcpy(a.val, old, (size_t)tcsr_nnz(&a) * sizeof(double));
+        free(old);
+      }
+      CUDA_OK(cudaMemsetAsync(v.dy, 0xFF, (size_t)n * sizeof(double), stream));
+      CHECK(ellr_cuda_mult(d[variant], v.dx, NULL, v.dy, 0, stream) == ELLR_OK, "streamed check: mult (%s)", ellr_last_error());
+      CUDA_OK(cudaStreamSynchronize(stream));
+      down(y[variant], v.dy, (size_t)n);
+    }
+    CHECK(d[0] && d[1] && !memcmp(y[0], y[1], (size_t)n * sizeof(double)), "streamed check (round %d): the streamed build's product differs from the whole CSR's", round);
+    for (int variant = 0; variant < 2; variant++)
+      if (d[variant]) CHECK(ellr_cuda_destroy(d[variant]) == ELLR_OK, "streamed check: destroy");
+  }
+  for (int variant = 0; variant < 2; variant++) free(y[variant]);
+  vecs_free(&v);
+  tcsr_free(&a);
+}
+
 int main(int argc, char **argv)
 {
   int quick = argc > 1 && !strcmp(argv[1], "--quick");
@@ -1036,6 +1091,7 @@ int main(int argc, char **argv)
     CUDA_OK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
     check_lifecycles(stream);
     check_pinning(stream);
+    check_streamed(stream);
     if (!quick) check_pooled(stream);
     long   created = 0;
     double t0      = twall_ms();

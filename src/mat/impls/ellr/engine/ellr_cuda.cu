@@ -1168,7 +1168,7 @@ static ellr_status create_device(ellr_cuda_matrix *d, const ellr_csr *a, cudaStr
   /* small blocks are planned on the host (below); streamed: only the row offsets go up whole, for the plan, and
      only while it is made; the rest is settled once the plan is known (the CSR is then uploaded after all) */
   const int small = n > 0 && n < g_host_plan_rows.load(std::memory_order_relaxed) && nnz < ELLR_HOST_PLAN_NNZ;
-  int       lean  = !small && nnz > 0 && !a->d_rowptr && a->cols_sorted && d->params.tune != ELLR_TUNE_EXHAUSTIVE && (d->params.family == ELLR_FAMILY_SLICED || d->params.family == ELLR_FAMILY_AUTO);
+  int       lean  = !small && nnz > 0 && !a->d_rowptr && a->cols_sorted && !d->params.pin_host && d->params.tune != ELLR_TUNE_EXHAUSTIVE && (d->params.family == ELLR_FAMILY_SLICED || d->params.family == ELLR_FAMILY_AUTO);
   TRY(ellr_mem_check(rpb + (lean ? 0 : (size_t)nnz * 12), "the CSR upload"));
   TRY(dalloc(&d->d_csr_rowptr, (size_t)n + 1, "the CSR row offsets"));
   if (!lean) {
@@ -1430,7 +1430,7 @@ ellr_status ellr_cuda_update_values(ellr_cuda_matrix *d, const ellr_csr *a, void
   if (!a->val && !a->d_val) return ellr_error(ELLR_ERR_ARG, "ellr_cuda_update_values: no values");
   cudaStream_t s = (cudaStream_t)stream;
   if (a->d_val) return update_from_device(d, a, s);
-  if (d->family == ELLR_FAMILY_SLICED && !d->dp.lr.nlong && !d->d_csr_col) {
+  if (d->family == ELLR_FAMILY_SLICED && !d->dp.lr.nlong && !d->d_csr_col && !d->params.pin_host) {
     /* no CSR kept (streamed, or tuned): the values streamed through a staging buffer, none kept after */
     if (d->refresh_done) CU(cudaStreamWaitEvent(s, d->refresh_done, 0)); /* a refill from aijcusparse's values */
     if (d->refresh_ready) { /* scratch of an earlier refresh goes: the layout holds the values */

@@ -118,7 +118,7 @@ typedef struct {
    Nothing is leaked on failure.  Returns with stream synchronized: a's values may be changed right
    after; with p->pin_host its arrays must not be freed before ellr_cuda_unpin_host or destroy.
    From a host CSR of a block too large to plan on the host, with its columns increasing in each row
-   (a->cols_sorted), no exhaustive tuning, and a family that needs no CSR kept (the sliced layout, asked for or
+   (a->cols_sorted), no page-locking asked (p->pin_host), no exhaustive tuning, and a family that needs no CSR kept (the sliced layout, asked for or
    settled by its bytes: no long rows and at most ELLR_UNTIMED_FILL fill), the CSR is streamed through a staging
    buffer (info.streamed): the device holds the layout and at most 1/64 of the CSR at once.  Otherwise, when
    tuning is pending (T or block size 0, rows > 0) the uploaded CSR (12 nnz + 4 (n + 1) bytes) stays on the GPU
@@ -132,7 +132,7 @@ ellr_status ellr_cuda_create(const ellr_csr *a, const ellr_params *p, void *stre
 ellr_status ellr_cuda_tune(ellr_cuda_matrix *d, const ellr_csr *a, void *stream);
 
 /* New values, same pattern: copies a->val to the GPU and refills the layout, on stream.  The sliced layout
-   without long rows and without a CSR kept for tuning streams the values through a staging buffer freed before
+   without long rows, without a CSR kept for tuning and without pin_host streams the values through a staging buffer freed before
    return (no second copy of the values stays on the device).  Otherwise the first call allocates device scratch
    (nnz values + n + 1 row offsets, kept until destroy) and uploads the row offsets; later calls allocate nothing.  With params.pin_host the second call page-locks a->val
    when create did not (ELLR_PIN_REFRESH_MIN): the caller then keeps it as for create's page-locking (not freed
