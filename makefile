@@ -38,7 +38,7 @@ KSP_DIR    := src/ksp/impls/deviceloop
 BINDING_C  += $(wildcard $(KSP_DIR)/*.c)
 ENGINE_CU  := $(if $(filter 1,$(WITH_CUDA)),$(wildcard $(ENGINE_DIR)/*.cu) $(wildcard $(KSP_DIR)/*.cu))
 TUTORIALS  := $(patsubst tutorials/%.c,$(BUILD)/tutorials/%,$(wildcard tutorials/*.c))
-TESTS      := $(patsubst tests/%.c,$(BUILD)/tests/%,$(wildcard tests/*.c)) $(BUILD)/tests/gpu/ptap_loop
+TESTS      := $(patsubst tests/%.c,$(BUILD)/tests/%,$(wildcard tests/*.c)) $(BUILD)/tests/gpu/ptap_loop $(BUILD)/tests/gpu/memory
 ENGINE_TESTS := $(patsubst tests/engine/%.c,$(BUILD)/tests/engine/%,$(wildcard tests/engine/*.c))
 LIB        := $(BUILD)/lib/libpetscellr.so
 
@@ -118,6 +118,13 @@ $(BUILD)/tests/nccl_connect_fail: CCPPFLAGS += -I$(ENGINE_DIR)
 $(BUILD)/tests/%: tests/%.c $(LIB)
 	@mkdir -p $(dir $@)
 	$(PCC) $(PCC_FLAGS) $(CCPPFLAGS) -Iinclude $< -o $@ -L$(BUILD)/lib -lpetscellr $(RPATH) $(PETSC_LIB)
+
+# tests/gpu/memory (the GPU memory of an ex45 solve, read inside the process; tests/gpu/memory.sh) links PETSc alone:
+# the plugin is loaded with -dll_append at run time and its query looked up by name, so that the aijcusparse and
+# sellcuda runs carry none of it.  Against a PETSc without CUDA it is a stub that says so.
+$(BUILD)/tests/gpu/memory: tests/gpu/memory.c
+	@mkdir -p $(dir $@)
+	$(PCC) $(PCC_FLAGS) $(CCPPFLAGS) $(if $(filter 1,$(PETSC_HAS_CUDA)),-I$(CUDA_DIR)/include) $< -o $@ $(PETSC_LIB) $(if $(filter 1,$(PETSC_HAS_CUDA)),-L$(CUDA_DIR)/lib64 -lcudart) -lpthread
 
 # ---- make install PREFIX=/dir: the library, the header and a pkg-config file
 #   cc $(pkg-config --cflags petscellr) prog.c $(pkg-config --libs petscellr)   (with PKG_CONFIG_PATH=/dir/lib/pkgconfig)

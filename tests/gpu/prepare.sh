@@ -30,6 +30,7 @@ else
   P=${PETSC_CUDA_PREFIX:-$ROOT/.petsc-cuda/install} TARBALL=.petsc-cuda/petsc-cuda.tar.xz B=build/cuda
   PETSC_CUDA_PREFIX="$P" config/build-petsc-cuda.sh
   [ -f $TARBALL ] || PETSC_CUDA_PREFIX="$P" config/pack-petsc-cuda.sh
+  # (all: the tests, tests/gpu/ptap_loop and tests/gpu/memory, the device-memory benchmark of tests/gpu/memory.sh, included)
   make --no-print-directory -s PETSC_DIR="$P" BUILD=$B all spmv
   mkdir -p $B/tests/gpu
   nvcc -O2 -std=c++17 -arch=sm_90 tests/gpu/upload_bench.cu -o $B/tests/gpu/upload_bench -lpthread

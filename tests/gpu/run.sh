@@ -19,6 +19,9 @@
 #   upload   ways to move a pageable host CSR to the GPU (tests/gpu/upload_bench.cu)
 #   cold     what the first matrix of a process pays (tests/gpu/cold_start.cu), ellrt and pellr, fresh processes
 #            (N=24 once more with every plan on the GPU: ELLR_GPU_PLAN=1)
+#   memory   the GPU memory of ex45's problem per type and solver, read inside each process (tests/gpu/memory.sh:
+#            the table for ELLR_MEM_GRIDS, then the largest grid within ELLR_MEM_BUDGET_MB; one run per GPU, all GPUs
+#            side by side; ELLR_MEM_PARTS="table" or "search" for one part per call); memory.md, memory.png, memory.csv
 # The last lines printed are a short summary.
 set -uo pipefail
 FINAL=${1:?usage: tests/gpu/run.sh OUTDIR [PARTS]}
@@ -99,6 +102,10 @@ for part in $PARTS; do
     for t in ellrt pellr; do for n in 24 48; do $B/tests/gpu/cold_start $t $n; done; $B/tests/gpu/cold_start $t 24 probe; ELLR_GPU_PLAN=1 $B/tests/gpu/cold_start $t 24; done > "$OUT/cold.log" 2>&1
     summary+=("first-matrix set-up: cold.log")
     ;;
+  memory)
+    ELLR_GPU_BUILD=${ELLR_GPU_BUILD:-build/cuda} tests/gpu/memory.sh "$OUT" > "$OUT/memory.log" 2>&1; rc=$?
+    summary+=("device memory: rc=$rc, $(grep -c '^[0-9]' "$OUT/memory.csv" 2>/dev/null || echo 0) runs, $(grep -c ',ok,' "$OUT/memory_search.csv" 2>/dev/null || echo 0) search probes solved (memory.md)")
+    ;;
   upload)
     $B/tests/gpu/upload_bench 322 > "$OUT/upload.log" 2>&1
     summary+=("upload ways: $(grep -c '^|' "$OUT/upload.log") rows in upload.log")
@@ -116,9 +123,10 @@ done
   [ -f "$OUT/spmv.log" ] && sed -n '/^tuning by the model/,$p' "$OUT/spmv.log"
   [ -f "$OUT/upload.log" ] && cat "$OUT/upload.log"
   [ -f "$OUT/cold.log" ] && cat "$OUT/cold.log"
+  [ -f "$OUT/memory.md" ] && cat "$OUT/memory.md"
   cat "$OUT"/tests*.log 2>/dev/null | grep -E "^FAIL" | head -n 30
   printf '%s\n' "${summary[@]}"
 } > "$FINAL/summary.txt"
-for f in tts.md precond.md cmd.log spmv.csv spmv.png spmv-relative.png spmm.csv spmm.png upload.log; do [ -f "$OUT/$f" ] && cp "$OUT/$f" "$FINAL/"; done
+for f in tts.md precond.md cmd.log spmv.csv spmv.png spmv-relative.png spmm.csv spmm.png upload.log memory.md memory.png memory.csv memory_search.csv; do [ -f "$OUT/$f" ] && cp "$OUT/$f" "$FINAL/"; done
 tar czf "$FINAL/logs.tar.gz" -C "$FINAL" logs && rm -rf "$OUT"
 cat "$FINAL/summary.txt"
