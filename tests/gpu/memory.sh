@@ -20,7 +20,7 @@
 #           being exit status 0 with a MEMORY line; the combinations of ELLR_MEM_SEARCH (TYPE:SOLVER, default
 #           aijcusparse:cg+jacobi ellrt:cgdevice+jacobi pellr:cgdevice+jacobi aijcusparse:cgdevice+jacobi) each on a
 #           GPU of its own, in parallel: OUTDIR/memory_search.csv, one row per probe
-# ELLR_MEM_PARTS (default "table search"): which parts; ELLR_MEM_GPUS: how many GPUs (default: all nvidia-smi lists).
+# ELLR_MEM_TYPES, ELLR_MEM_SOLVERS: the table's types and solvers (default all four of each); ELLR_MEM_PARTS (default "table search"): which parts; ELLR_MEM_GPUS: how many GPUs (default: all nvidia-smi lists), from ELLR_MEM_GPU0 (default 0) on.
 # Then tests/gpu/memory_plot.py writes OUTDIR/memory.md (the tables) and OUTDIR/memory.png.
 set -uo pipefail
 OUT=${1:?usage: tests/gpu/memory.sh OUTDIR}
@@ -36,12 +36,13 @@ export LD_LIBRARY_PATH=$B/lib:$P/lib:/usr/local/cuda/lib64${LD_LIBRARY_PATH:+:$L
 # this machine's Open MPI is not GPU-aware; no -dll_append here: each run says whether it loads the plugin
 export PETSC_OPTIONS="${ELLR_PETSC_OPTIONS:--use_gpu_aware_mpi 0}"
 GRIDS=${ELLR_MEM_GRIDS:-128 256}
-TYPES="aijcusparse sellcuda ellrt pellr"
-SOLVERS="cg+jacobi cgdevice+jacobi gmres+ilu cg+gamg"
+TYPES=${ELLR_MEM_TYPES:-aijcusparse sellcuda ellrt pellr}
+SOLVERS=${ELLR_MEM_SOLVERS:-cg+jacobi cgdevice+jacobi gmres+ilu cg+gamg}
 BUDGET=${ELLR_MEM_BUDGET_MB:-4000}
 LIMIT=${ELLR_MEM_RUN_LIMIT:-300}
 PARTS=${ELLR_MEM_PARTS:-table search}
 NGPU=${ELLR_MEM_GPUS:-$(nvidia-smi -L 2>/dev/null | grep -c '^GPU')}
+GPU0=${ELLR_MEM_GPU0:-0}   # the first GPU used (the others follow): another job may hold the ones before it
 [ "${NGPU:-0}" -ge 1 ] 2>/dev/null || NGPU=1
 mkdir -p "$OUT"
 [ -x "$PROG" ] || { echo "memory.sh: $PROG missing (tests/gpu/prepare.sh builds it)"; exit 1; }
@@ -64,7 +65,7 @@ run() {
   shift 5
   case "$t $solver" in ellrt* | pellr* | *cgdevice*) dll=(-dll_append "$LIB") ;; esac
   t0=$(date +%s%N)
-  CUDA_VISIBLE_DEVICES=$gpu timeout -k 10 "$LIMIT" "$PROG" -n "$n" -dm_mat_type "$t" -dm_vec_type cuda $(solver_opts "$solver") \
+  CUDA_VISIBLE_DEVICES=$((gpu + GPU0)) timeout -k 10 "$LIMIT" "$PROG" -n "$n" -dm_mat_type "$t" -dm_vec_type cuda $(solver_opts "$solver") \
     -label "$solver" ${dll[@]+"${dll[@]}"} "$@" > "$log" 2>&1
   rc=$?
   t1=$(date +%s%N)
@@ -108,7 +109,7 @@ take() { # QUEUE -> the next index, or a failure when none is left
   [ "$k" -lt "$(wc -l < "$q")" ] && echo "$k"
 }
 
-KEYS="rows nnz baseline_mb vectors_mb assembled_mb setup_mb solve1_mb solve2_mb peak_mb peak_at ellr_mb cusparse_copies ellr_builds its reason solve2_s"
+KEYS="rows nnz baseline_mb vectors_mb assembled_mb setup_mb solve1_mb solve2_mb peak_mb peak_at ellr_mb cusparse_copies ellr_builds its reason solve2_s first_s"
 
 table_worker() { # GPU QUEUE
   local gpu=$1 q=$2 k n t solver log rc status err

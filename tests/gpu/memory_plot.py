@@ -79,8 +79,8 @@ def run_table(runs):
             head += f" = {num(ok[0]['rows']) / 1e6:.2f}M rows, {num(ok[0]['nnz']) / 1e6:.1f}M nonzeros"
         out.append(head + ")")
         out.append("")
-        out.append("| type | solver | ELLR storage MB | cuSPARSE CSR made | after assembly MB | after KSPSetUp MB | peak MB | peak / aijcusparse | peak in | its | reason |")
-        out.append("|---|---|---:|---|---:|---:|---:|---:|---|---:|---|")
+        out.append("| type | solver | ELLR storage MB | cuSPARSE CSR made | after assembly MB | after KSPSetUp MB | peak MB | peak / aijcusparse | peak in | its | reason | set-up + first solve s | second solve s |")
+        out.append("|---|---|---:|---|---:|---:|---:|---:|---|---:|---|---:|---:|")
         ref = {r["solver"]: num(r["peak_mb"]) for r in ok if r["type"] == "aijcusparse"}
         solvers = order(list(dict.fromkeys(r["solver"] for r in at)), SOLVERS)
         types = order(list(dict.fromkeys(r["type"] for r in at)), TYPES)
@@ -103,7 +103,7 @@ def run_table(runs):
                     ratio = f"{peak / base:.2f}" if peak is not None and base else ""
                     its = r["its"] if r["its"] else ""
                     out.append(f"| {t} | {s} | {ellr} | {made} | {mb(num(r['assembled_mb']))} | {mb(num(r['setup_mb']))} | "
-                               f"{mb(peak)} | {ratio} | {r['peak_at']} | {its} | {r['reason']} |")
+                               f"{mb(peak)} | {ratio} | {r['peak_at']} | {its} | {r['reason']} | {r.get('first_s', '')} | {r.get('solve2_s', '')} |")
         out.append("")
     return out
 

@@ -140,6 +140,12 @@ PetscErrorCode KSPDeviceLoopChoosePath(KSPDeviceLoop *L, KSP ksp, Mat A, cgloop_
       PetscBool pending;
 
       PetscCall(MatELLRMPIPrepare(A)); /* the first product's build, while NCCL's connection may still run */
+      if (ksp->nwork > 0 && ksp->vec_rhs) { /* a streamed diagonal block tunes with the solve's vectors (as below) */
+        Mat_ELLR *e = NULL;
+
+        PetscCall(MatELLRGetData(A, &e));
+        if (e) PetscCall(MatELLRSeqTune(A, e, ksp->vec_rhs, ksp->work[0]));
+      }
       PetscCall(MatELLRCommNCCL(PetscObjectComm((PetscObject)ksp), &L->nccl, &pending));
       if (pending) *why = "several processes, NCCL's set-up not done yet (its all-reduce serves the solves after it; -ellr_nccl_wait waits)";
       else if (!L->nccl) *why = "several processes without NCCL (-info says why; the reductions are MPI's)";
@@ -166,6 +172,9 @@ PetscErrorCode KSPDeviceLoopChoosePath(KSPDeviceLoop *L, KSP ksp, Mat A, cgloop_
     /* the product the graph holds: the storage's kernel, or cuSPARSE on aijcusparse's own device CSR */
     if (e && !e->mpi) {
       PetscCall(MatELLRSeqPrepare(A, e, PETSC_FALSE));
+      /* a streamed storage tunes with vectors of the solve (b read, a work vector written before the iteration
+         does), not with two of its own: the graph's products call the engine directly */
+      if (ksp->nwork > 0 && ksp->vec_rhs) PetscCall(MatELLRSeqTune(A, e, ksp->vec_rhs, ksp->work[0]));
       if (e->backend == MAT_ELLR_BACKEND_CUDA && !MatELLRBoundToCPU(A) && e->dev) L->path = KSP_DEVICELOOP_GRAPH;
     } else if (!e && cusparse && !MatELLRBoundToCPU(A) && sizeof(PetscInt) == sizeof(int)) {
       const PetscScalar *v;

@@ -60,7 +60,7 @@ typedef struct {
   ellr_cuda_matrix *devT;   /* the stored transpose, made at the first transpose product */
   ellr_transpose    tr;     /* its host CSR: a gather of A's values at a refresh */
   PetscObjectState  stateT; /* object state its values came from */
-  PetscBool         fromdevice; /* the storage is filled from aijcusparse's device CSR (its only current copy) */
+  PetscBool         fromdevice; /* the storage multiplies with aijcusparse's device CSR (MatELLRUsesCUSPARSECSR) */
   PetscObjectState  cusparsenoted; /* nonzero state at which -info last said that aijcusparse's device CSR exists */
 #endif
   int32_t *rowptr32, *colidx32; /* 32-bit copies of the CSR indices when PetscInt is 64-bit */
@@ -139,9 +139,12 @@ PETSC_INTERN const ellr_plan *MatELLRGetPlan(Mat_ELLR *);
 PETSC_INTERN PetscErrorCode MatELLRViewStorage(Mat, Mat_ELLR *, PetscViewer);
 PETSC_INTERN PetscLogDouble MatELLRStorageDeviceBytes(Mat_ELLR *);
 PETSC_INTERN PetscBool      MatELLRHostOnly(Mat, Mat_ELLR *);
+PETSC_INTERN PetscBool      MatELLRUsesCUSPARSECSR(Mat, Mat_ELLR *);
 
 /* seq/ellrmult.c */
 PETSC_INTERN PetscErrorCode MatELLRSeqProduct(Mat, Mat_ELLR *, Vec, Vec, Vec, PetscBool);
 PETSC_INTERN PetscErrorCode MatELLRSeqPrepare(Mat, Mat_ELLR *, PetscBool);
+PETSC_INTERN PetscErrorCode MatELLRSeqDiagonal(Mat, Mat_ELLR *, Vec, PetscBool *);
+PETSC_INTERN PetscErrorCode MatELLRSeqTune(Mat, Mat_ELLR *, Vec, Vec);
 PETSC_INTERN PetscErrorCode MatELLRVecOnDevice(Vec, PetscBool *); /* CUDA backend: a CUDA vector not bound to the CPU */
 #endif

@@ -68,6 +68,9 @@ struct ellr_cuda_matrix {
   int         tune_pending, refresh_ready;
   int         streamed;       /* built by streaming the host CSR through the device in chunks (stream_csr): no CSR kept */
   int         family_untimed; /* ELLR_FAMILY_AUTO settled on the sliced layout by its bytes, with no family timed */
+  int         borrow;         /* ellr_cuda_create_on: d_csr_* are the caller's arrays, never copied, never freed */
+  const double *tune_x;       /* ellr_cuda_tune_with: the caller's vectors for the timed products, during the call */
+  double       *tune_y;
   cudaEvent_t refresh_start, refresh_done; /* around the last refill: the scratch values have been read after done */
   /* page-locked parts of the host CSR arrays (pin_host): row offsets, column indices, values; array k has
      pin_len[k] bytes from pin_base[k] registered, in chunks of ELLR_PIN_CHUNK bytes */
@@ -528,6 +531,38 @@ ellr_status ellr_cuda_mult_dense(ellr_cuda_matrix *d, int32_t k, const double *B
   return ELLR_OK;
 }
 
+ellr_status ellr_cuda_diagonal(ellr_cuda_matrix *d, double *diag, void *stream)
+{
+  if (!d) return ellr_error(ELLR_ERR_ARG, "ellr_cuda_diagonal: no matrix");
+  const ellr_plan *pl = &d->plan;
+  cudaStream_t     s  = (cudaStream_t)stream;
+  if (pl->nrows_out == 0) return ELLR_OK;
+  if (!diag) return ellr_error(ELLR_ERR_ARG, "ellr_cuda_diagonal: no output");
+  CU(cudaMemsetAsync(diag, 0, (size_t)pl->nrows_out * sizeof(double), s));
+  if (pl->nrows == 0 || d->nnz == 0) return ELLR_OK;
+  if (d->family != ELLR_FAMILY_SLICED) {
+    const ellr_csr_diag_args c = {d->csr.nrows, d->csr.rowptr, d->csr.col, d->csr.rows, d->csr.val};
+    CU(ellr_cuda_launch_diagonal(s, NULL, NULL, &c, diag));
+    return ELLR_OK;
+  }
+  ellr_dense_args a;
+  memset(&a, 0, sizeof(a));
+  a.nrows       = pl->nrows;
+  a.C           = pl->C;
+  a.T           = pl->per_slice_T ? 0 : pl->T;
+  a.slice_start = d->dp.slice_start;
+  a.rowlen      = d->dp.rowlen;
+  a.outrow      = d->dp.outrow ? d->dp.outrow : d->dp.perm;
+  a.cw          = d->cols.words;
+  a.cbase       = d->cols.base;
+  a.cstart      = d->cols.start;
+  a.val         = d->d_val;
+  const ellr_dlong         *lr = &d->dp.lr;
+  const ellr_long_diag_args l  = {lr->nlong, lr->rows, lr->out, lr->col, lr->start, lr->val};
+  CU(ellr_cuda_launch_diagonal(s, pl->stats.nstored > 0 ? &a : NULL, lr->nlong && lr->val ? &l : NULL, NULL, diag));
+  return ELLR_OK;
+}
+
 /* ---- tuning ------------------------------------------------------------------------------------ */
 /* Another T (exhaustive tuning): new slice offsets on the GPU (same order, no re-sort) and a refill from the
    CSR kept by create.  On ELLR_ERR_FILL the plan is left half-changed: retile to a T that fitted. */
@@ -768,7 +803,7 @@ static ellr_status tune_model(ellr_cuda_matrix *d, const tune_ctx *c)
 
 static ellr_status tune_products(ellr_cuda_matrix *d, const tune_ctx *c)
 {
-  if (d->plan.ncols > 0) {
+  if (d->plan.ncols > 0 && !d->tune_x) { /* the caller's x is read as it is */
     ellr_kernel_init_x<<<(unsigned)((d->plan.ncols + 255) / 256), 256, 0, c->s>>>(d->plan.ncols, c->tx);
     CU(cudaPeekAtLastError());
   }
@@ -892,6 +927,22 @@ static ellr_status time_families(ellr_cuda_matrix *d, const tune_ctx *c)
 
 static ellr_status tune_timed(ellr_cuda_matrix *d, void *stream);
 
+ellr_status ellr_cuda_tune_with(ellr_cuda_matrix *d, const ellr_csr *a, const double *x, double *y, void *stream)
+{
+  if (!d) return ellr_error(ELLR_ERR_ARG, "ellr_cuda_tune_with: no matrix");
+  if ((d->plan.ncols > 0 && !x) || (d->plan.nrows_out > 0 && !y) || (x && (const double *)y == x)) return ellr_error(ELLR_ERR_ARG, "ellr_cuda_tune_with: an input x and a distinct output y on the device are needed");
+  d->tune_x         = x;
+  d->tune_y         = y;
+  const ellr_status st = ellr_cuda_tune(d, a, stream);
+  d->tune_x         = NULL;
+  d->tune_y         = NULL;
+  return st;
+}
+
+int ellr_cuda_tune_pending(const ellr_cuda_matrix *d) { return d && d->tune_pending; }
+
+int ellr_cuda_streamed(const ellr_cuda_matrix *d) { return d && d->streamed; }
+
 ellr_status ellr_cuda_tune(ellr_cuda_matrix *d, const ellr_csr *a, void *stream)
 {
   if (!d) return ellr_error(ELLR_ERR_ARG, "ellr_cuda_tune: no matrix");
@@ -941,9 +992,15 @@ static ellr_status tune_timed(ellr_cuda_matrix *d, void *stream)
   tune_ctx         c;
   memset(&c, 0, sizeof(c));
   c.s            = (cudaStream_t)stream;
-  ellr_status st = ellr_mem_check((size_t)(pl->nrows_out + pl->ncols) * 8, "the tuning vectors");
-  if (!st) st = dalloc(&c.tx, (size_t)(pl->ncols > 0 ? pl->ncols : 1), "the tuning vector x");
-  if (!st) st = dalloc(&c.ty, (size_t)pl->nrows_out, "the tuning vector y");
+  ellr_status st = ELLR_OK;
+  if (d->tune_x) { /* the caller's: no vectors of the matrix's size allocated beside it */
+    c.tx = const_cast<double *>(d->tune_x);
+    c.ty = d->tune_y;
+  } else {
+    st = ellr_mem_check((size_t)(pl->nrows_out + pl->ncols) * 8, "the tuning vectors");
+    if (!st) st = dalloc(&c.tx, (size_t)(pl->ncols > 0 ? pl->ncols : 1), "the tuning vector x");
+    if (!st) st = dalloc(&c.ty, (size_t)pl->nrows_out, "the tuning vector y");
+  }
   cudaError_t e = cudaSuccess;
   if (!st && (e = cudaEventCreate(&c.e0)) != cudaSuccess) st = cu_err(e, "cudaEventCreate", __LINE__);
   if (!st && (e = cudaEventCreate(&c.e1)) != cudaSuccess) st = cu_err(e, "cudaEventCreate", __LINE__);
@@ -955,6 +1012,7 @@ static ellr_status tune_timed(ellr_cuda_matrix *d, void *stream)
   if (!st && e != cudaSuccess) st = cu_err(e, "cudaStreamSynchronize", __LINE__);
   if (c.e0 && (e = cudaEventDestroy(c.e0)) != cudaSuccess && !st) st = cu_err(e, "cudaEventDestroy", __LINE__);
   if (c.e1 && (e = cudaEventDestroy(c.e1)) != cudaSuccess && !st) st = cu_err(e, "cudaEventDestroy", __LINE__);
+  if (d->tune_x) return st; /* the caller's vectors */
   ellr_status s2 = dfree(&c.tx);
   if (!st) st = s2;
   s2 = dfree(&c.ty);
@@ -1169,9 +1227,13 @@ static ellr_status create_device(ellr_cuda_matrix *d, const ellr_csr *a, cudaStr
      only while it is made; the rest is settled once the plan is known (the CSR is then uploaded after all) */
   const int small = n > 0 && n < g_host_plan_rows.load(std::memory_order_relaxed) && nnz < ELLR_HOST_PLAN_NNZ;
   int       lean  = !small && nnz > 0 && !a->d_rowptr && a->cols_sorted && !d->params.pin_host && d->params.tune != ELLR_TUNE_EXHAUSTIVE && (d->params.family == ELLR_FAMILY_SLICED || d->params.family == ELLR_FAMILY_AUTO);
-  TRY(ellr_mem_check(rpb + (lean ? 0 : (size_t)nnz * 12), "the CSR upload"));
-  TRY(dalloc(&d->d_csr_rowptr, (size_t)n + 1, "the CSR row offsets"));
-  if (!lean) {
+  if (d->borrow) { /* the caller's device CSR is the storage's: nothing allocated or copied for it */
+    d->d_csr_rowptr = const_cast<int32_t *>(a->d_rowptr);
+    d->d_csr_col    = const_cast<int32_t *>(a->d_colidx);
+    d->d_csr_val    = const_cast<double *>(a->d_val);
+  } else TRY(ellr_mem_check(rpb + (lean ? 0 : (size_t)nnz * 12), "the CSR upload"));
+  if (!d->borrow) TRY(dalloc(&d->d_csr_rowptr, (size_t)n + 1, "the CSR row offsets"));
+  if (!lean && !d->borrow) {
     TRY(dalloc(&d->d_csr_col, (size_t)nnz, "the CSR column indices"));
     TRY(dalloc(&d->d_csr_val, (size_t)nnz, "the CSR values"));
   }
@@ -1183,7 +1245,7 @@ static ellr_status create_device(ellr_cuda_matrix *d, const ellr_csr *a, cudaStr
   CU(cudaEventCreate(&c.fill1));
 
   const double t0 = ellr_wall_ms();
-  TRY(copy_csr_array(d, a, 0, d->d_csr_rowptr, rpb, c.aux));
+  if (!d->borrow) TRY(copy_csr_array(d, a, 0, d->d_csr_rowptr, rpb, c.aux));
   CU(cudaStreamSynchronize(c.aux));
 
   /* Column indices and values are copied on the second stream while this thread plans on the first: a device
@@ -1192,7 +1254,7 @@ static ellr_status create_device(ellr_cuda_matrix *d, const ellr_csr *a, cudaStr
   CU(cudaGetDevice(&dev));
   (void)dev;
   CU(cudaEventRecord(c.up0, c.aux));
-  if (!lean) {
+  if (!lean && !d->borrow) {
     TRY(copy_csr_array(d, a, 1, d->d_csr_col, (size_t)nnz * sizeof(int32_t), c.aux));
     TRY(copy_csr_array(d, a, 2, d->d_csr_val, (size_t)nnz * sizeof(double), c.aux));
   }
@@ -1227,7 +1289,7 @@ static ellr_status create_device(ellr_cuda_matrix *d, const ellr_csr *a, cudaStr
   }
   t1 = ellr_wall_ms();
   /* the CSR families take no padded layout (its geometry is still planned, for the statistics): no fill limit */
-  int         csr_now = family == ELLR_FAMILY_CSR_VECTOR || family == ELLR_FAMILY_IPCSR;
+  int         csr_now = family == ELLR_FAMILY_CSR_VECTOR || family == ELLR_FAMILY_IPCSR || d->borrow;
   ellr_params gp      = d->params;
   if (csr_now) gp.max_fill = 0;
   /* pellr's automatic family on a block planned on the host with very uneven rows: IPCSR whatever the row order
@@ -1257,7 +1319,7 @@ static ellr_status create_device(ellr_cuda_matrix *d, const ellr_csr *a, cudaStr
     csr_family             = ELLR_FAMILY_IPCSR;
     tune_how               = d->cached ? ELLR_TUNED_BY_CACHE : d->params.tune == ELLR_TUNE_NONE ? ELLR_TUNED_BY_NONE : ELLR_TUNED_BY_MODEL;
     d->info.order_skipped  = 1;
-  } else if (family == ELLR_FAMILY_AUTO && csr_now) csr_family = model_family(d, 0); /* the padding refused the layout */
+  } else if ((family == ELLR_FAMILY_AUTO || family == ELLR_FAMILY_SLICED) && csr_now) csr_family = model_family(d, 0); /* the padding refused the layout, or the caller's CSR is the storage */
   else if (family == ELLR_FAMILY_AUTO && n > 0) { /* a CSR family known now is never filled as a layout first */
     const int known = d->cached ? ch.family : family_before_timing(d);
     if (known != ELLR_FAMILY_SLICED) {
@@ -1344,13 +1406,33 @@ static size_t scratch_bytes(const ellr_cuda_matrix *d)
 static size_t device_bytes(const ellr_cuda_matrix *d)
 {
   const ellr_plan *pl = &d->plan;
-  size_t           b  = (size_t)d->cap_stored * 8 + (size_t)d->cols.nwords * 2 + (d->cols.base ? (size_t)pl->nslices * 12 + 8 : 0) + (size_t)pl->nslices * pl->C * 4 + (d->dp.perm ? (size_t)pl->nrows * 4 : 0) + (d->dp.outrow ? (size_t)pl->nrows * 4 : 0) + (d->d_rows ? (size_t)pl->nrows * 4 : 0) + ((size_t)pl->nslices + 1) * 8;
+  /* what is allocated now (a CSR family frees the layout's arrays) */
+  size_t           b  = (size_t)d->cap_stored * 8 + (d->cols.words ? (size_t)d->cols.nwords * 2 : 0) + (d->cols.base ? (size_t)pl->nslices * 12 + 8 : 0) + (d->dp.rowlen ? (size_t)pl->nslices * pl->C * 4 : 0) + (d->dp.perm ? (size_t)pl->nrows * 4 : 0) + (d->dp.outrow ? (size_t)pl->nrows * 4 : 0) + (d->d_rows ? (size_t)pl->nrows * 4 : 0) + (d->dp.slice_start ? ((size_t)pl->nslices + 1) * 8 : 0);
   b += (size_t)d->cap_items * sizeof(int2) + (size_t)d->cap_split * 8 + (d->d_part_off ? (size_t)pl->nslices * 8 : 0) + (size_t)d->cap_part * 8 + ellr_cuda_long_bytes(&d->dp.lr);
-  if (d->family != ELLR_FAMILY_SLICED) b += ((size_t)pl->nrows + 1) * 4 + (size_t)d->nnz * 12 + (d->csr.blocks ? ((size_t)d->csr.nblocks + 1) * 4 : 0);
+  if (d->family != ELLR_FAMILY_SLICED) b += (d->borrow ? 0 : ((size_t)pl->nrows + 1) * 4 + (size_t)d->nnz * 12) + (d->csr.blocks ? ((size_t)d->csr.nblocks + 1) * 4 : 0);
   return b + scratch_bytes(d);
 }
 
+static ellr_status create(const ellr_csr *a, const ellr_params *p, void *stream, int borrow, ellr_cuda_matrix **out);
+
 ellr_status ellr_cuda_create(const ellr_csr *a, const ellr_params *p, void *stream, ellr_cuda_matrix **out)
+{
+  return create(a, p, stream, 0, out);
+}
+
+ellr_status ellr_cuda_create_on(const ellr_csr *a, const ellr_params *p, void *stream, ellr_cuda_matrix **out)
+{
+  if (out) *out = NULL;
+  if (a && a->nrows > 0 && a->rowptr && a->rowptr[a->nrows] > 0 && (!a->d_rowptr || !a->d_colidx || !a->d_val)) return ellr_error(ELLR_ERR_ARG, "ellr_cuda_create_on: the caller's CSR must be on the device (row offsets, column indices and values)");
+  return create(a, p, stream, 1, out);
+}
+
+int ellr_cuda_borrows(const ellr_cuda_matrix *d, const ellr_csr *a)
+{
+  return d && a && d->borrow && d->d_csr_rowptr == a->d_rowptr && d->d_csr_col == a->d_colidx && d->d_csr_val == a->d_val;
+}
+
+static ellr_status create(const ellr_csr *a, const ellr_params *p, void *stream, int borrow, ellr_cuda_matrix **out)
 {
   if (!out) return ellr_error(ELLR_ERR_ARG, "ellr_cuda_create: no output pointer");
   *out = NULL;
@@ -1367,6 +1449,7 @@ ellr_status ellr_cuda_create(const ellr_csr *a, const ellr_params *p, void *stre
   if (!d) return ellr_error(ELLR_ERR_MEM, "cannot allocate the matrix descriptor");
   d->params       = *p;
   d->req          = g_default_kopts;
+  d->borrow       = borrow && a->d_rowptr != NULL; /* an empty matrix borrows nothing */
   d->nnz          = a->rowptr[a->nrows];
   const double t0 = ellr_wall_ms();
   ellr_status  st = create_device(d, a, (cudaStream_t)stream);
@@ -1429,6 +1512,11 @@ ellr_status ellr_cuda_update_values(ellr_cuda_matrix *d, const ellr_csr *a, void
   if (d->nnz == 0 || pl->nrows == 0) return ELLR_OK;
   if (!a->val && !a->d_val) return ellr_error(ELLR_ERR_ARG, "ellr_cuda_update_values: no values");
   cudaStream_t s = (cudaStream_t)stream;
+  if (d->borrow) { /* the products read the caller's arrays, which hold the new values already */
+    if (!ellr_cuda_borrows(d, a)) return ellr_error(ELLR_ERR_ARG, "ellr_cuda_update_values: a storage on the caller's device CSR takes its values from those same arrays (they moved: make the storage again)");
+    d->info.refreshes++;
+    return ELLR_OK;
+  }
   if (a->d_val) return update_from_device(d, a, s);
   if (d->family == ELLR_FAMILY_SLICED && !d->dp.lr.nlong && !d->d_csr_col && !d->params.pin_host) {
     /* no CSR kept (streamed, or tuned): the values streamed through a staging buffer, none kept after */
@@ -1587,6 +1675,7 @@ void ellr_cuda_get_info(const ellr_cuda_matrix *d, ellr_cuda_info *info)
   info->block_size      = d->bs;
   info->device_bytes    = device_bytes(d);
   info->scratch_bytes   = scratch_bytes(d);
+  info->borrowed        = d->borrow;
   info->plan            = &d->plan;
   info->refresh_fill_ms = -1;
   float       ms;
@@ -1615,6 +1704,7 @@ ellr_status ellr_cuda_destroy(ellr_cuda_matrix *d)
   if (d->refresh_done) CUDA1(cudaEventSynchronize(d->refresh_done));
 #define FREE1(p) \
   if ((s2 = dfree(&d->p)) && !st) st = s2
+  if (d->borrow) d->d_csr_rowptr = d->d_csr_col = NULL, d->d_csr_val = NULL; /* the caller's */
   FREE1(d_csr_rowptr);
   FREE1(d_csr_col);
   FREE1(d_csr_val);

@@ -106,6 +106,7 @@ typedef struct {
   int          streamed;        /* built from the host CSR streamed through the device in chunks: the whole CSR was
                                    never on the device (the plain build holds it beside the layout until tuned) */
   size_t       stage_bytes;     /* the staging buffer of a streamed build or refresh (freed when it returns) */
+  int          borrowed;        /* ellr_cuda_create_on: a CSR family multiplies with the caller's device CSR */
   const ellr_plan *plan;        /* the plan in use: sizes, slice offsets and statistics (its rowlen and perm
                                    live on the GPU only: NULL here) */
 } ellr_cuda_info;
@@ -125,11 +126,30 @@ typedef struct {
    until ellr_cuda_tune (or ellr_cuda_destroy) frees it. */
 ellr_status ellr_cuda_create(const ellr_csr *a, const ellr_params *p, void *stream, ellr_cuda_matrix **d);
 
+/* The storage on the caller's device CSR (a->d_rowptr, d_colidx, d_val, with a's host row offsets for the plan; no
+   compressed rows): a CSR kernel family (p->family if it names one, else the model's: CSR-vector, or IPCSR for very
+   uneven rows) multiplies with the caller's arrays, which are neither copied nor freed: they must stay allocated, keep
+   their addresses and hold the current values until ellr_cuda_destroy (ellr_cuda_update_values only checks that they
+   are the same arrays).  For a caller that holds a device CSR of its own anyway: one copy of the matrix on the GPU.
+   Only the IPCSR row blocks are allocated. */
+ellr_status ellr_cuda_create_on(const ellr_csr *a, const ellr_params *p, void *stream, ellr_cuda_matrix **d);
+/* 1 when d was made by ellr_cuda_create_on on the device arrays of a. */
+int ellr_cuda_borrows(const ellr_cuda_matrix *d, const ellr_csr *a);
+
 /* Tunes T, block size and the automatic kernel options (only what p left at 0), timing products
    with CUDA events on stream, then frees the CSR kept by create.  a: the matrix given to create
    (or updated since), used only to check sizes; NULL is accepted.  A no-op when there is nothing
    to tune, when it has already run, or with no rows.  Returns with stream synchronized. */
 ellr_status ellr_cuda_tune(ellr_cuda_matrix *d, const ellr_csr *a, void *stream);
+
+/* ellr_cuda_tune with the caller's device vectors for its timed products (x: ncols entries, read as they are; y:
+   nrows_out entries of scratch, overwritten; y != x), so that no vectors of the matrix's size are allocated beside
+   the caller's: a product's own x and y, before the product overwrites y. */
+ellr_status ellr_cuda_tune_with(ellr_cuda_matrix *d, const ellr_csr *a, const double *x, double *y, void *stream);
+/* 1 while ellr_cuda_tune has not run on d (products run, with the model's choices). */
+int ellr_cuda_tune_pending(const ellr_cuda_matrix *d);
+/* 1 when d was built streamed (info.streamed): no CSR kept, so tuning may wait for the caller's vectors. */
+int ellr_cuda_streamed(const ellr_cuda_matrix *d);
 
 /* New values, same pattern: copies a->val to the GPU and refills the layout, on stream.  The sliced layout
    without long rows, without a CSR kept for tuning and without pin_host streams the values through a staging buffer freed before
@@ -162,6 +182,10 @@ ellr_status ellr_cuda_mult_mixed(ellr_cuda_matrix *d, const double *x, int x_hos
    (ellr_cuda_dense.cuh); on the CSR families, with long rows, or for fewer than ELLR_DENSE_MIN_COLS columns, it is
    one product per column.  Same bits in every call. */
 ellr_status ellr_cuda_mult_dense(ellr_cuda_matrix *d, int32_t k, const double *B, int64_t ldb, double *C, int64_t ldc, void *stream);
+/* The diagonal of the stored matrix: diag[r] = A(r, r) for every row r of y (0 where the row holds no such entry; for
+   a rectangular or compressed-row matrix, the entries whose column equals their row of y), on stream, queued.  diag
+   is a device array of the rows of y.  What a diagonal preconditioner reads, without a copy of the matrix elsewhere. */
+ellr_status ellr_cuda_diagonal(ellr_cuda_matrix *d, double *diag, void *stream);
 /* 1 where ellr_cuda_mult_dense reads the storage once for a block of columns (above). */
 int         ellr_cuda_dense_one_pass(const ellr_cuda_matrix *d);
 void        ellr_cuda_get_info(const ellr_cuda_matrix *d, ellr_cuda_info *info);

@@ -75,3 +75,66 @@ cudaError_t ellr_cuda_launch_dense(int nb, int block, cudaStream_t s, const ellr
     return cudaErrorInvalidValue; /* not a width the kernel is built for */
   }
 }
+
+/* ---- the diagonal: one thread per row, the entry whose column is the row's row of y ----------------------------- */
+__global__ void ellr_kernel_diag_sliced(const ellr_dense_args a)
+{
+  const int32_t i = (int32_t)(blockIdx.x * blockDim.x + threadIdx.x);
+  if (i >= a.nrows) return;
+  const int32_t   s     = i / a.C;
+  const int32_t   r     = i - s * a.C;
+  const int64_t   s0    = a.slice_start[s];
+  const int32_t   T     = a.T ? a.T : ellr_slice_threads((a.slice_start[s + 1] - s0) / a.C);
+  const int       shift = __ffs(T) - 1;
+  const int64_t   CT    = (int64_t)a.C * T;
+  const int32_t   len   = a.rowlen[i];
+  const int32_t   base  = a.cbase[s];
+  const uint16_t *cw    = a.cw + a.cstart[s];
+  const int32_t  *cw32  = reinterpret_cast<const int32_t *>(cw);
+  const int64_t   q     = (int64_t)r * T;
+  const int32_t   orow  = a.outrow ? a.outrow[i] : i;
+  for (int32_t e = 0; e < len; e++) {
+    const int64_t off = (int64_t)(e >> shift) * CT + q + (e & (T - 1));
+    const int32_t col = base >= 0 ? base + (int32_t)cw[off] : cw32[off];
+    if (col == orow) {
+      a.Cm[orow] = a.val[s0 + off];
+      return;
+    }
+  }
+}
+
+__global__ void ellr_kernel_diag_long(const ellr_long_diag_args a, double *diag)
+{
+  const int32_t j = (int32_t)(blockIdx.x * blockDim.x + threadIdx.x);
+  if (j >= a.nlong) return;
+  const int32_t orow = a.out ? a.out[j] : a.rows[j];
+  for (int64_t k = a.start[j]; k < a.start[j + 1]; k++)
+    if (a.col[k] == orow) {
+      diag[orow] = a.val[k];
+      return;
+    }
+}
+
+__global__ void ellr_kernel_diag_csr(const ellr_csr_diag_args a, double *diag)
+{
+  const int32_t i = (int32_t)(blockIdx.x * blockDim.x + threadIdx.x);
+  if (i >= a.nrows) return;
+  const int32_t orow = a.rows ? a.rows[i] : i;
+  for (int32_t k = a.rowptr[i]; k < a.rowptr[i + 1]; k++)
+    if (a.col[k] == orow) {
+      diag[orow] = a.val[k];
+      return;
+    }
+}
+
+cudaError_t ellr_cuda_launch_diagonal(cudaStream_t s, const ellr_dense_args *sliced, const ellr_long_diag_args *lr, const ellr_csr_diag_args *csr, double *diag)
+{
+  if (sliced && sliced->nrows > 0) {
+    ellr_dense_args a = *sliced;
+    a.Cm              = diag;
+    ellr_kernel_diag_sliced<<<(unsigned)(((int64_t)a.nrows + 255) / 256), 256, 0, s>>>(a);
+  }
+  if (lr && lr->nlong > 0) ellr_kernel_diag_long<<<(unsigned)(((int64_t)lr->nlong + 255) / 256), 256, 0, s>>>(*lr, diag);
+  if (csr && csr->nrows > 0) ellr_kernel_diag_csr<<<(unsigned)(((int64_t)csr->nrows + 255) / 256), 256, 0, s>>>(*csr, diag);
+  return cudaPeekAtLastError();
+}

@@ -43,4 +43,20 @@ struct ellr_dense_args {
    module instead. */
 cudaError_t ellr_cuda_launch_dense(int nb, int block, cudaStream_t s, const ellr_dense_args &a, bool probe);
 
+/* The diagonal (Jacobi's) from the storage, into diag (zeroed by the caller): with the layout's arrays of a (k, B, ldb,
+   ldc unused; Cm = diag), one thread per stored row writes the entry whose column is its row of y; the long rows
+   (lr: their entries left the slices) and the CSR families' arrays (c) likewise, one thread per row. */
+struct ellr_csr_diag_args {
+  int32_t        nrows;
+  const int32_t *rowptr, *col, *rows; /* rows: CSR row -> row of y, or NULL */
+  const double  *val;
+};
+struct ellr_long_diag_args {
+  int32_t        nlong;
+  const int32_t *rows, *out, *col;
+  const int64_t *start;
+  const double  *val;
+};
+cudaError_t ellr_cuda_launch_diagonal(cudaStream_t s, const ellr_dense_args *sliced, const ellr_long_diag_args *lr, const ellr_csr_diag_args *csr, double *diag);
+
 #endif

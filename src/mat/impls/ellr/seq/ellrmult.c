@@ -114,6 +114,12 @@ static PetscErrorCode MatELLRProductCUDA(Mat A, Mat_ELLR *e, Vec x, Vec z, Vec y
     if (z) PetscCall(MatELLRVecGet(z, dz, MAT_ELLR_READ, &az));
     PetscCall(MatELLRVecGet(y, dy, MAT_ELLR_WRITE, &ay));
   }
+  /* a streamed storage's tuning, waiting for a product's own vectors (the device x, and y before it is written) */
+  if (!transpose && dx && dy && !z && x != y && ellr_cuda_tune_pending(e->dev)) {
+    PetscCall(PetscLogEventBegin(MAT_ELLRTune, A, 0, 0, 0));
+    PetscCall(MatELLRCheckStatus(ellr_cuda_tune_with(e->dev, NULL, (const double *)ax, (double *)ay, stream), "Tuning the GPU kernel"));
+    PetscCall(PetscLogEventEnd(MAT_ELLRTune, A, 0, 0, 0));
+  }
   #if defined(PETSCELLR_PETSC_HAS_CUDA)
   PetscCall(PetscLogGpuTimeBegin());
   #endif
@@ -180,5 +186,82 @@ PetscErrorCode MatELLRSeqProduct(Mat A, Mat_ELLR *e, Vec x, Vec z, Vec y, PetscB
   else PetscCall(MatELLRProductCUDA(A, e, x, z, y, transpose));
 #endif
   PetscCall(PetscLogEventEnd(MAT_ELLRMult, A, x, y, 0));
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* The diagonal from the CUDA storage into a CUDA vector (PCJACOBI's set-up), on the GPU: no copy of the matrix made
+   elsewhere and no host round trip of the vector.  *done: PETSC_FALSE where it does not apply (host vector, another
+   backend, bound to the CPU): the caller reads it another way. */
+PetscErrorCode MatELLRSeqDiagonal(Mat A, Mat_ELLR *e, Vec v, PetscBool *done)
+{
+  PetscFunctionBegin;
+  *done = PETSC_FALSE;
+#if defined(PETSCELLR_HAVE_CUDA) && defined(PETSCELLR_PETSC_HAS_CUDA)
+  {
+    PetscBool    dev;
+    PetscScalar *d;
+    void        *stream;
+
+    PetscCall(MatELLRResolve(e));
+    if (e->backend != MAT_ELLR_BACKEND_CUDA || MatELLRBoundToCPU(A)) PetscFunctionReturn(PETSC_SUCCESS);
+    PetscCall(MatELLRVecOnDevice(v, &dev));
+    if (!dev) PetscFunctionReturn(PETSC_SUCCESS);
+    PetscCall(MatELLRUpdate(A, e));
+    if (!e->dev) PetscFunctionReturn(PETSC_SUCCESS);
+    PetscCall(MatELLRGetStream(&stream));
+    PetscCall(VecCUDAGetArrayWrite(v, &d));
+    PetscCall(PetscLogGpuTimeBegin());
+    PetscCall(MatELLRCheckStatus(ellr_cuda_diagonal(e->dev, (double *)d, stream), "Reading the diagonal from the GPU storage"));
+    PetscCall(PetscLogGpuTimeEnd());
+    PetscCall(VecCUDARestoreArrayWrite(v, &d));
+    *done = PETSC_TRUE;
+  }
+#else
+  (void)A;
+  (void)e;
+  (void)v;
+#endif
+  PetscFunctionReturn(PETSC_SUCCESS);
+}
+
+/* Tunes a streamed storage still waiting for vectors (ellr_cuda_tune_with) with x (read as it is) and y (scratch): of
+   a sequential matrix, or of an MPI matrix's diagonal block with x's and y's local parts.  The Krylov loops call it
+   before they capture their products, whose graph calls the engine directly. */
+PetscErrorCode MatELLRSeqTune(Mat A, Mat_ELLR *e, Vec x, Vec y)
+{
+  PetscFunctionBegin;
+#if defined(PETSCELLR_HAVE_CUDA) && defined(PETSCELLR_PETSC_HAS_CUDA)
+  {
+    PetscBool          dx, dy;
+    const PetscScalar *ax;
+    PetscScalar       *ay;
+    void              *stream;
+
+    if (e && e->mpi) {
+      Mat Ad;
+
+      PetscCall(MatMPIAIJGetSeqAIJ(A, &Ad, NULL, NULL));
+      PetscCall(MatELLRGetData(Ad, &e));
+      A = Ad;
+    }
+    if (!e || e->backend != MAT_ELLR_BACKEND_CUDA || !e->dev || !ellr_cuda_tune_pending(e->dev) || x == y) PetscFunctionReturn(PETSC_SUCCESS);
+    PetscCall(MatELLRVecOnDevice(x, &dx));
+    PetscCall(MatELLRVecOnDevice(y, &dy));
+    if (!dx || !dy) PetscFunctionReturn(PETSC_SUCCESS);
+    PetscCall(MatELLRGetStream(&stream));
+    PetscCall(VecCUDAGetArrayRead(x, &ax));
+    PetscCall(VecCUDAGetArrayWrite(y, &ay));
+    PetscCall(PetscLogEventBegin(MAT_ELLRTune, A, 0, 0, 0));
+    PetscCall(MatELLRCheckStatus(ellr_cuda_tune_with(e->dev, NULL, (const double *)ax, (double *)ay, stream), "Tuning the GPU kernel"));
+    PetscCall(PetscLogEventEnd(MAT_ELLRTune, A, 0, 0, 0));
+    PetscCall(VecCUDARestoreArrayWrite(y, &ay));
+    PetscCall(VecCUDARestoreArrayRead(x, &ax));
+  }
+#else
+  (void)A;
+  (void)e;
+  (void)x;
+  (void)y;
+#endif
   PetscFunctionReturn(PETSC_SUCCESS);
 }

@@ -36,15 +36,19 @@ static PetscErrorCode MatView_SeqELLR(Mat A, PetscViewer viewer)
 }
 
 /* The diagonal (PCJACOBI's set-up) without making aijcusparse's device CSR: where the host holds the only current
-   values (MatELLRHostOnly) it is read there, a binary search in each row (AIJ keeps a row's columns increasing);
-   otherwise the base type's (aijcusparse's kernel on its existing device CSR, AIJ's on the host). */
+   values (MatELLRHostOnly), from the GPU storage into a CUDA vector (made now if it was not: the first product would
+   make it), or, for a host vector, from the host CSR, a binary search in each row (AIJ keeps a row's columns
+   increasing); otherwise the base type's (aijcusparse's kernel on its existing device CSR, AIJ's on the host). */
 static PetscErrorCode MatGetDiagonal_SeqELLR(Mat A, Vec v)
 {
   Mat_ELLR *e;
+  PetscBool done = PETSC_FALSE;
 
   PetscFunctionBegin;
   PetscCall(MatELLRGetData(A, &e));
   if (e) PetscCall(MatELLRResolve(e));
+  if (MatELLRHostOnly(A, e)) PetscCall(MatELLRSeqDiagonal(A, e, v, &done));
+  if (done) PetscFunctionReturn(PETSC_SUCCESS);
   if (MatELLRHostOnly(A, e)) {
     const PetscInt    *ia, *ja;
     const PetscScalar *aa;

@@ -204,6 +204,25 @@ PetscBool MatELLRHostOnly(Mat A, Mat_ELLR *e)
 #endif
 }
 
+/* Whether the storage is to be made on aijcusparse's device CSR (ellr_cuda_create_on): where that copy exists for the
+   current pattern (its offload mask says current on the GPU, or -- host values changed since -- it was seen for this
+   nonzero state), the storage multiplies with it instead of holding a second copy.  Not an off-diagonal block (its
+   compressed rows are aijcusparse's own arrangement), not 64-bit indices (aijcusparse's are 32-bit there). */
+PetscBool MatELLRUsesCUSPARSECSR(Mat A, Mat_ELLR *e)
+{
+#if defined(PETSCELLR_HAVE_CUDA) && defined(PETSCELLR_PETSC_HAS_CUDA) && !defined(PETSC_USE_64BIT_INDICES)
+  PetscBool cusparse = PETSC_FALSE;
+
+  if (!e || e->backend != MAT_ELLR_BACKEND_CUDA || e->settings.offdiag || A->boundtocpu) return PETSC_FALSE;
+  if (PetscObjectTypeCompare((PetscObject)A, MATSEQAIJCUSPARSE, &cusparse) || !cusparse) return PETSC_FALSE;
+  return (PetscBool)(A->offloadmask == PETSC_OFFLOAD_GPU || A->offloadmask == PETSC_OFFLOAD_BOTH || (A->offloadmask == PETSC_OFFLOAD_CPU && e->cusparsenoted == A->nonzerostate + 1));
+#else
+  (void)A;
+  (void)e;
+  return PETSC_FALSE;
+#endif
+}
+
 /* The plan the storage was made from. */
 const ellr_plan *MatELLRGetPlan(Mat_ELLR *e)
 {
@@ -231,6 +250,9 @@ static PetscErrorCode MatELLRBuildGPU(Mat A, Mat_ELLR *e, const ellr_csr *csr)
   PetscCall(PetscLogEventBegin(MAT_ELLRCopyToGPU, A, 0, 0, 0));
   PetscCall(MatELLREngineCheck(e, ellr_cuda_create(csr, &e->settings.eng, stream, &e->dev), "Building the ELLPACK-R storage on the GPU"));
   PetscCall(PetscLogEventEnd(MAT_ELLRCopyToGPU, A, 0, 0, 0));
+  /* a streamed build keeps no CSR: its timed products wait for the first product's own vectors (ellrmult.c), so
+     that no two vectors of the matrix's size are allocated for them */
+  if (ellr_cuda_streamed(e->dev)) PetscFunctionReturn(PETSC_SUCCESS);
   PetscCall(PetscLogEventBegin(MAT_ELLRTune, A, 0, 0, 0));
   PetscCall(MatELLREngineCheck(e, ellr_cuda_tune(e->dev, csr, stream), "Tuning the GPU kernel"));
   PetscCall(PetscLogEventEnd(MAT_ELLRTune, A, 0, 0, 0));
@@ -278,9 +300,11 @@ PetscErrorCode MatELLRUpdateTranspose(Mat A, Mat_ELLR *e)
 #endif
 
 #if defined(PETSCELLR_HAVE_CUDA) && defined(PETSCELLR_PETSC_HAS_CUDA) && !defined(PETSC_USE_64BIT_INDICES)
-/* aijcusparse's device CSR (its upload, done and logged by PETSc, is the only one): host pattern for the plan of small
-   blocks, device arrays for the fill.  aijcusparse's copies and the storage's fills may run on different streams: the
-   device is synchronized around them. */
+/* aijcusparse's device CSR exists (MatELLRUsesCUSPARSECSR): the storage is made on it (ellr_cuda_create_on: a CSR kernel
+   family multiplies with aijcusparse's arrays), so the GPU still holds the matrix once.  Asking aijcusparse for its
+   arrays makes them current (its own upload of new host values, where the host changed them).  Host pattern for the
+   plan of small blocks.  aijcusparse's copies and the engine may run on different streams: the device is
+   synchronized around them. */
 static PetscErrorCode MatELLRUpdateFromDevice(Mat A, Mat_ELLR *e, PetscBool rebuild)
 {
   const PetscInt    *ia, *ja, *di = NULL, *dj = NULL;
@@ -300,7 +324,6 @@ static PetscErrorCode MatELLRUpdateFromDevice(Mat A, Mat_ELLR *e, PetscBool rebu
   csr.colidx      = (const int32_t *)ja;
   csr.nrows_out   = (int32_t)n;
   csr.cols_sorted = 1;
-  PetscCall(MatELLRCheckStatus(ellr_cuda_device_synchronize(), "Waiting for the GPU"));
   if (n > 0 && ia[n] > 0) {
     PetscCall(MatSeqAIJCUSPARSEGetIJ(A, PETSC_FALSE, &di, &dj));
     PetscCall(MatSeqAIJCUSPARSEGetArrayRead(A, &dv));
@@ -309,14 +332,16 @@ static PetscErrorCode MatELLRUpdateFromDevice(Mat A, Mat_ELLR *e, PetscBool rebu
     csr.d_val    = (const double *)dv;
   }
   PetscCall(MatELLRCheckStatus(ellr_cuda_device_synchronize(), "Waiting for aijcusparse's copy to the GPU"));
-  if (!rebuild && (int64_t)ia[n] != MatELLRGetPlan(e)->stats.nnz) { /* a pattern replaced behind the nonzero state */
+  if (!rebuild && (!e->dev || !ellr_cuda_borrows(e->dev, &csr))) { /* another storage, or aijcusparse's arrays moved */
     rebuild = PETSC_TRUE;
     PetscCall(MatELLRFreeStorage(e));
   }
-  if (rebuild) PetscCall(MatELLRBuildGPU(A, e, &csr));
-  else {
+  if (rebuild) {
+    PetscCall(MatELLRSelectDevice());
     PetscCall(MatELLRGetStream(&stream));
-    PetscCall(MatELLREngineCheck(e, ellr_cuda_update_values(e->dev, &csr, stream), "Refilling the ELLPACK-R storage from aijcusparse's device values"));
+    PetscCall(MatELLREngineCheck(e, ellr_cuda_create_on(&csr, &e->settings.eng, stream, &e->dev), "Making the storage on aijcusparse's device CSR"));
+    PetscCall(MatELLREngineCheck(e, ellr_cuda_tune(e->dev, &csr, stream), "Tuning the GPU kernel"));
+    PetscCall(PetscInfo(A, "the storage multiplies with aijcusparse's device CSR, which a PETSc operation made: the GPU holds this block once\n"));
   }
   if (dv) {
     PetscCall(MatSeqAIJCUSPARSERestoreArrayRead(A, &dv));
@@ -375,34 +400,29 @@ PetscErrorCode MatELLRUpdate(Mat A, Mat_ELLR *e)
     PetscFunctionReturn(PETSC_SUCCESS);
   }
   PetscCall(PetscObjectStateGet((PetscObject)A, &state));
-  /* MatHeaderReplace() moves the container of another matrix onto A (owner), a merge gives A another's data: their
-     state stamps may equal the ones kept here */
-  rebuild = (PetscBool)(!e->built || A->nonzerostate != e->nzstate || A->cmap->n != e->ncols || A->data != e->data || A != e->owner);
-  if (!rebuild && state == e->state) PetscFunctionReturn(PETSC_SUCCESS);
-  PetscCall(PetscLogEventBegin(MAT_ELLRBuild, A, 0, 0, 0));
-  if (rebuild) PetscCall(MatELLRFreeStorage(e));
-#if defined(PETSCELLR_HAVE_CUDA)
-  e->fromdevice = PETSC_FALSE;
-  #if defined(PETSCELLR_PETSC_HAS_CUDA) && !defined(PETSC_USE_64BIT_INDICES)
-  if (e->backend == MAT_ELLR_BACKEND_CUDA && !e->settings.offdiag) {
-    PetscBool cusparse;
-
-    PetscCall(PetscObjectTypeCompare((PetscObject)A, MATSEQAIJCUSPARSE, &cusparse));
-    /* only where aijcusparse's device CSR holds the only current values (MatELLRHostOnly) */
-    e->fromdevice = (PetscBool)(cusparse && A->offloadmask == PETSC_OFFLOAD_GPU);
-  }
-  #endif
-  #if defined(PETSCELLR_PETSC_HAS_CUDA)
-  if (e->backend == MAT_ELLR_BACKEND_CUDA && (A->offloadmask == PETSC_OFFLOAD_GPU || A->offloadmask == PETSC_OFFLOAD_BOTH) && e->cusparsenoted != A->nonzerostate + 1) {
+#if defined(PETSCELLR_HAVE_CUDA) && defined(PETSCELLR_PETSC_HAS_CUDA)
+  if (e->backend == MAT_ELLR_BACKEND_CUDA && !A->boundtocpu && (A->offloadmask == PETSC_OFFLOAD_GPU || A->offloadmask == PETSC_OFFLOAD_BOTH) && e->cusparsenoted != A->nonzerostate + 1) {
     PetscBool cusparse;
 
     PetscCall(PetscObjectTypeCompare((PetscObject)A, MATSEQAIJCUSPARSE, &cusparse));
     if (cusparse) {
-      PetscCall(PetscInfo(A, "aijcusparse's device CSR of this %" PetscInt_FMT " x %" PetscInt_FMT " block exists now: a PETSc operation that needs it ran (a factorization, MatProduct, MatTranspose, or aijcusparse's kernels of MatScale, MatShift, MatAXPY, MatDiagonalScale, COO assembly); PETSc keeps it current from now on, beside this storage\n", A->rmap->n, A->cmap->n));
+      PetscCall(PetscInfo(A, "aijcusparse's device CSR of this %" PetscInt_FMT " x %" PetscInt_FMT " block exists now: a PETSc operation that needs it ran (a factorization, MatProduct, MatTranspose, or aijcusparse's kernels of MatScale, MatShift, MatAXPY, MatDiagonalScale, COO assembly); PETSc keeps it current from now on%s\n", A->rmap->n, A->cmap->n, e->settings.offdiag ? ", beside this storage (an off-diagonal block keeps its own)" : ", and the storage multiplies with it"));
       e->cusparsenoted = A->nonzerostate + 1;
     }
   }
-  #endif
+#endif
+  /* MatHeaderReplace() moves the container of another matrix onto A (owner), a merge gives A another's data: their
+     state stamps may equal the ones kept here; aijcusparse's device CSR made since (a factorization) takes the
+     storage's place */
+  rebuild = (PetscBool)(!e->built || A->nonzerostate != e->nzstate || A->cmap->n != e->ncols || A->data != e->data || A != e->owner);
+#if defined(PETSCELLR_HAVE_CUDA)
+  if (MatELLRUsesCUSPARSECSR(A, e) != e->fromdevice) rebuild = PETSC_TRUE;
+#endif
+  if (!rebuild && state == e->state) PetscFunctionReturn(PETSC_SUCCESS);
+  PetscCall(PetscLogEventBegin(MAT_ELLRBuild, A, 0, 0, 0));
+  if (rebuild) PetscCall(MatELLRFreeStorage(e));
+#if defined(PETSCELLR_HAVE_CUDA)
+  e->fromdevice = MatELLRUsesCUSPARSECSR(A, e);
   if (e->fromdevice) {
   #if defined(PETSCELLR_PETSC_HAS_CUDA) && !defined(PETSC_USE_64BIT_INDICES)
     PetscCall(MatELLRUpdateFromDevice(A, e, rebuild));
@@ -520,7 +540,7 @@ PetscErrorCode MatELLRViewStorage(Mat A, Mat_ELLR *e, PetscViewer viewer)
     PetscCall(PetscViewerASCIIPrintf(viewer, "GPU: block size %d, kernel %s, %s, %s loads; picked by %s (-mat_ellr_tune %s); %.3f MB on the device\n", info.block_size, ko.kernel == 2 ? "chunks" : "rows", ko.uselen ? "rows stop at their length" : "rows stop at the slice width", ko.loads ? "streaming" : "read-only", how[info.tune_how], MatELLRTuneModes[e->settings.eng.tune], info.device_bytes / 1e6));
     PetscCall(PetscViewerASCIIPrintf(viewer, "GPU setup %.3f ms (wall): plan on the %s %.3f ms, upload %.3f ms (%.1f MB at %.1f GB/s), fill %.3f ms, tune %.3f ms (%d products)\n", info.create_ms + info.tune_ms, info.plan_on_host ? "host" : "GPU", info.plan_ms, info.upload_ms, info.upload_bytes / 1e6, info.upload_ms > 0 ? info.upload_bytes / info.upload_ms / 1e6 : 0.0, info.fill_ms, info.tune_ms, info.tune_products));
     if (info.streamed) PetscCall(PetscViewerASCIIPrintf(viewer, "built from the host CSR streamed through %.3f MB of staging on the GPU, a chunk of rows at a time (the 'upload' is inside the fill): the whole CSR was never on the GPU\n", info.stage_bytes / 1e6));
-    if (e->fromdevice) PetscCall(PetscViewerASCIIPrintf(viewer, "filled on the GPU from aijcusparse's device CSR (its upload is the only one; the 'upload' above is a copy on the device); value changes refill it there\n"));
+    if (e->fromdevice) PetscCall(PetscViewerASCIIPrintf(viewer, "made on aijcusparse's device CSR, which a PETSc operation made (a factorization, MatProduct, aijcusparse's kernels): the kernel family above multiplies with its arrays, no copy of ours beside it\n"));
   #if defined(PETSCELLR_PETSC_HAS_CUDA)
     {
       /* what aijcusparse's device CSR of this block takes (compressed rows for an off-diagonal block: offsets, row
@@ -531,7 +551,9 @@ PetscErrorCode MatELLRViewStorage(Mat A, Mat_ELLR *e, PetscViewer viewer)
 
       PetscCall(PetscObjectTypeCompare((PetscObject)A, MATSEQAIJCUSPARSE, &cusparse));
       if (cusparse) {
-        PetscCall(PetscViewerASCIIPrintf(viewer, "device memory of the matrix: %.3f MB, %.1f%% %s aijcusparse's device CSR of it (%.3f MB)\n", ours / 1e6, csr > 0 ? 100.0 * PetscAbsReal(ours - csr) / csr : 0.0, ours <= csr ? "less than" : "more than", csr / 1e6));
+        if (e->fromdevice) PetscCall(PetscViewerASCIIPrintf(viewer, "device memory of the matrix: aijcusparse's device CSR (%.3f MB), shared, and %.3f MB of the kernel's own\n", csr / 1e6, ours / 1e6));
+        else if (PetscAbsReal(ours - csr) < 0.0005 * csr) PetscCall(PetscViewerASCIIPrintf(viewer, "device memory of the matrix: %.3f MB, the same as aijcusparse's device CSR of it\n", ours / 1e6));
+        else PetscCall(PetscViewerASCIIPrintf(viewer, "device memory of the matrix: %.3f MB, %.1f%% %s aijcusparse's device CSR of it (%.3f MB)\n", ours / 1e6, csr > 0 ? 100.0 * PetscAbsReal(ours - csr) / csr : 0.0, ours <= csr ? "less than" : "more than", csr / 1e6));
         if (A->offloadmask == PETSC_OFFLOAD_BOTH || A->offloadmask == PETSC_OFFLOAD_GPU) PetscCall(PetscViewerASCIIPrintf(viewer, "aijcusparse's device CSR exists too: a PETSc operation that needs it ran (a factorization, MatProduct, aijcusparse's own kernels; -info says when)\n"));
         else PetscCall(PetscViewerASCIIPrintf(viewer, "aijcusparse's device CSR: %s\n", A->offloadmask == PETSC_OFFLOAD_CPU && e->cusparsenoted ? "stale since the host's values changed (made earlier by an operation that needed it)" : "not made (this storage is the matrix's only copy on the GPU)"));
       }
