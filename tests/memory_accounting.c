@@ -62,7 +62,13 @@ int main(int argc, char **argv)
   /* at least 8 bytes of value and 2 of column offset per stored nonzero (16-bit offsets are the smallest index the
      storage holds; padding only adds): a storage from malloc leaves this difference near 0 */
   bound = 10.0 * info.nz_used;
-  PetscCall(PetscSynchronizedPrintf(PETSC_COMM_WORLD, "%s: [%d] %s storage of %.0f nonzeros counted by PETSc's malloc: %.0f bytes (at least %.0f)\n", with - without >= bound ? "ok" : "FAIL", rank, type, info.nz_used, with - without, bound));
+  {
+    PetscLogDouble dev;
+
+    /* a storage on the host holds nothing on a GPU (MatELLRGetDeviceBytes() counts the GPU storage only) */
+    PetscCall(MatELLRGetDeviceBytes(A, &dev));
+    PetscCall(PetscSynchronizedPrintf(PETSC_COMM_WORLD, "%s: [%d] %s storage of %.0f nonzeros counted by PETSc's malloc: %.0f bytes (at least %.0f); on a GPU: %.0f bytes\n", with - without >= bound && dev == 0 ? "ok" : "FAIL", rank, type, info.nz_used, with - without, bound, dev));
+  }
   PetscCall(PetscSynchronizedFlush(PETSC_COMM_WORLD, PETSC_STDOUT));
   PetscCall(VecDestroy(&x));
   PetscCall(VecDestroy(&y));

@@ -493,6 +493,23 @@ int ellr_cuda_dense_one_pass(const ellr_cuda_matrix *d)
   return d && d->family == ELLR_FAMILY_SLICED && d->plan.stats.long_entries == 0;
 }
 
+/* The layout's arrays as the row-walking kernels take them (ellr_cuda_dense.cuh); the rest of a zeroed. */
+static void dense_layout(const ellr_cuda_matrix *d, ellr_dense_args *a)
+{
+  const ellr_plan *pl = &d->plan;
+  memset(a, 0, sizeof(*a));
+  a->nrows       = pl->nrows;
+  a->C           = pl->C;
+  a->T           = pl->per_slice_T ? 0 : pl->T;
+  a->slice_start = d->dp.slice_start;
+  a->rowlen      = d->dp.rowlen;
+  a->outrow      = d->dp.outrow ? d->dp.outrow : d->dp.perm;
+  a->cw          = d->cols.words;
+  a->cbase       = d->cols.base;
+  a->cstart      = d->cols.start;
+  a->val         = d->d_val;
+}
+
 ellr_status ellr_cuda_mult_dense(ellr_cuda_matrix *d, int32_t k, const double *B, int64_t ldb, double *Cm, int64_t ldc, void *stream)
 {
   if (!d) return ellr_error(ELLR_ERR_ARG, "ellr_cuda_mult_dense: no matrix");
@@ -509,16 +526,7 @@ ellr_status ellr_cuda_mult_dense(ellr_cuda_matrix *d, int32_t k, const double *B
   if (d->dp.outrow || pl->nrows_out > pl->nrows) CU(cudaMemset2DAsync(Cm, (size_t)ldc * sizeof(double), 0, (size_t)pl->nrows_out * sizeof(double), (size_t)k, s)); /* rows the storage does not hold */
   if (pl->nrows == 0) return ELLR_OK;
   ellr_dense_args a;
-  a.nrows       = pl->nrows;
-  a.C           = pl->C;
-  a.T           = pl->per_slice_T ? 0 : pl->T;
-  a.slice_start = d->dp.slice_start;
-  a.rowlen      = d->dp.rowlen;
-  a.outrow      = d->dp.outrow ? d->dp.outrow : d->dp.perm;
-  a.cw          = d->cols.words;
-  a.cbase       = d->cols.base;
-  a.cstart      = d->cols.start;
-  a.val         = d->d_val;
+  dense_layout(d, &a);
   a.k           = k;
   a.ldb         = ldb;
   a.ldc         = ldc;
@@ -546,17 +554,7 @@ ellr_status ellr_cuda_diagonal(ellr_cuda_matrix *d, double *diag, void *stream)
     return ELLR_OK;
   }
   ellr_dense_args a;
-  memset(&a, 0, sizeof(a));
-  a.nrows       = pl->nrows;
-  a.C           = pl->C;
-  a.T           = pl->per_slice_T ? 0 : pl->T;
-  a.slice_start = d->dp.slice_start;
-  a.rowlen      = d->dp.rowlen;
-  a.outrow      = d->dp.outrow ? d->dp.outrow : d->dp.perm;
-  a.cw          = d->cols.words;
-  a.cbase       = d->cols.base;
-  a.cstart      = d->cols.start;
-  a.val         = d->d_val;
+  dense_layout(d, &a);
   const ellr_dlong         *lr = &d->dp.lr;
   const ellr_long_diag_args l  = {lr->nlong, lr->rows, lr->out, lr->col, lr->start, lr->val};
   CU(ellr_cuda_launch_diagonal(s, pl->stats.nstored > 0 ? &a : NULL, lr->nlong && lr->val ? &l : NULL, NULL, diag));
