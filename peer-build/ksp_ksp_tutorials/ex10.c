@@ -1,1 +1,0 @@
-/usr/lib/petsc/share/petsc/examples/src/ksp/ksp/tutorials/ex10.c
